@@ -1,0 +1,41 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# nvme-latency: a latency iopolicy for NVMe native multipath.
+#
+#   make modules [KVER=<release>] [KSRC=<tree or tarball>]  build into out/KVER/
+#   make demo                 show the latency policy at work in the VM lab
+#   make check                unit tests + VM tests (installs what it needs)
+#   make bench                policy comparison table in the VM lab
+#   make lint-kernel          checkpatch and sparse on our kernel code
+
+KVER	?= $(shell uname -r)
+KSRC	?=
+SUITE	?= bookworm
+
+.PHONY: all modules demo check unit bench lint-kernel clean
+
+all: modules
+
+modules:
+	scripts/build-modules $(KVER) $(KSRC)
+
+demo:
+	tests/vm/demo $(SUITE)
+
+check:
+	tests/run $(if $(TESTS),$(TESTS))
+
+unit:
+	$(MAKE) -C tests/unit
+
+bench:
+	tests/bench/run $(SUITE)
+
+lint-kernel:
+	tests/vm/lint $(SUITE)
+
+clean:
+	rm -rf out
+	$(MAKE) -C tests/unit clean
+
+-include scripts/packaging.mk

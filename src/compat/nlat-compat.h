@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * nlat-compat.h - the one place where blk-nodelat meets kernel API drift.
+ *
+ * blk-nodelat.c is written against the newest block API.  Older kernels
+ * are filled in here, newest change first, each with the release that
+ * made it.  The NLAT_HAVE_* switches come from build-time probes in
+ * src/nodelat/Kbuild, which grep the private block headers the module is
+ * built against (so distribution backports are seen: Debian's 6.1 has
+ * q->rq_qos_mutex from 6.5); NLAT_PROBED says the probes ran.  Without
+ * probes, the release number decides.
+ *
+ * The rq_qos list helpers replace rq_qos_add()/rq_qos_del(): those are
+ * inline or unexported and register debugfs through unexported functions,
+ * so a module cannot call them.  Ours do what they do minus debugfs, and
+ * blk-nodelat.c sets no rq_qos_ops.debugfs_attrs, so the block core's own
+ * rqos debugfs code (blk_mq_debugfs_register_rqos()) skips our entry.
+ */
+#ifndef _NLAT_COMPAT_H
+#define _NLAT_COMPAT_H
+
+#include <linux/version.h>
+#include <linux/blk-mq.h>
+#include "blk-rq-qos.h"
+
+#ifndef NLAT_PROBED
+/* The release number is only a fallback, for builds without the probes. */
+#define NLAT_RELEASE		LINUX_VERSION_CODE
+#define NLAT_SINCE(a, b)	(KERNEL_VERSION(a, b, 0) <= NLAT_RELEASE)
+
+#if NLAT_SINCE(6, 17)
+#define NLAT_HAVE_QOS_ENABLED_FLAG
+#elif NLAT_SINCE(6, 16)
+#define NLAT_HAVE_RQOS_STATIC_KEY
+#endif
+#if NLAT_SINCE(6, 14)
+#define NLAT_HAVE_FREEZE_MEMFLAGS
+#endif
+#if NLAT_SINCE(6, 3)
+#define NLAT_HAVE_RQOS_DISK
+#endif
+#endif /* !NLAT_PROBED */
+
+/*
+ * 6.14: blk_mq_freeze_queue() returns the memalloc_noio flags that
+ * blk_mq_unfreeze_queue() restores.  Before, nothing was saved.
+ */
+#ifdef NLAT_HAVE_FREEZE_MEMFLAGS
+static inline unsigned int nlat_freeze(struct request_queue *q)
+{
+	return blk_mq_freeze_queue(q);
+}
+
+static inline void nlat_unfreeze(struct request_queue *q, unsigned int memflags)
+{
+	blk_mq_unfreeze_queue(q, memflags);
+}
+#else
+static inline unsigned int nlat_freeze(struct request_queue *q)
+{
+	blk_mq_freeze_queue(q);
+	return 0;
+}
+
+static inline void nlat_unfreeze(struct request_queue *q, unsigned int memflags)
+{
+	blk_mq_unfreeze_queue(q);
+}
+#endif
+
+/*
+ * 6.17: the rq_qos hooks run only while QUEUE_FLAG_QOS_ENABLED is set; the
+ * list owner sets it on add and clears it when the list becomes empty.
+ * 6.16 gated them with the static key block_rq_qos instead, which is not
+ * exported: a module cannot turn the hooks on there, nor keep them on, so
+ * issue and done could come unpaired.  We refuse to attach on 6.16.
+ * Before 6.16 the hooks run whenever q->rq_qos is set.
+ */
+#ifdef NLAT_HAVE_RQOS_STATIC_KEY
+static inline int nlat_rqos_supported(void)
+{
+	return -EOPNOTSUPP;
+}
+#else
+static inline int nlat_rqos_supported(void)
+{
+	return 0;
+}
+#endif
+
+#ifdef NLAT_HAVE_QOS_ENABLED_FLAG
+static inline void nlat_rqos_enable(struct request_queue *q)
+{
+	blk_queue_flag_set(QUEUE_FLAG_QOS_ENABLED, q);
+}
+
+static inline void nlat_rqos_disable_if_empty(struct request_queue *q)
+{
+	if (!q->rq_qos)
+		blk_queue_flag_clear(QUEUE_FLAG_QOS_ENABLED, q);
+}
+#else
+static inline void nlat_rqos_enable(struct request_queue *q)
+{
+}
+
+static inline void nlat_rqos_disable_if_empty(struct request_queue *q)
+{
+}
+#endif
+
+/*
+ * 6.3: struct rq_qos points to its gendisk, not to its request_queue, and
+ * rq_qos_ops became const.  The queue is the one we attach to either way.
+ */
+static inline void nlat_rqos_init(struct rq_qos *rqos, struct request_queue *q,
+				  enum rq_qos_id id,
+				  const struct rq_qos_ops *ops)
+{
+#ifdef NLAT_HAVE_RQOS_DISK
+	rqos->disk = q->disk;
+	rqos->ops = ops;
+#else
+	rqos->q = q;
+	rqos->ops = (struct rq_qos_ops *)ops;	/* never written through */
+#endif
+	rqos->id = id;
+}
+
+/*
+ * Link @rqos into @q's list.  Caller holds q->rq_qos_mutex and has frozen
+ * the queue: no request is in flight, so every request issued after the
+ * unfreeze passes through our issue hook before it can reach done.
+ */
+static inline int nlat_rqos_link(struct request_queue *q, struct rq_qos *rqos)
+{
+	lockdep_assert_held(&q->rq_qos_mutex);
+	if (rq_qos_id(q, rqos->id))
+		return -EBUSY;
+	rqos->next = q->rq_qos;
+	q->rq_qos = rqos;
+	nlat_rqos_enable(q);
+	return 0;
+}
+
+/* Unlink @rqos from @q's list; same locking as nlat_rqos_link(). */
+static inline void nlat_rqos_unlink(struct request_queue *q,
+				    struct rq_qos *rqos)
+{
+	struct rq_qos **cur;
+
+	lockdep_assert_held(&q->rq_qos_mutex);
+	for (cur = &q->rq_qos; *cur; cur = &(*cur)->next) {
+		if (*cur == rqos) {
+			*cur = rqos->next;
+			break;
+		}
+	}
+	nlat_rqos_disable_if_empty(q);
+}
+
+#endif /* _NLAT_COMPAT_H */

@@ -1,0 +1,598 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * blk-nodelat: per-NUMA-node completion latency of a blk-mq request queue.
+ *
+ * A loadable rq_qos policy.  For each queue a user attaches (nvme-core's
+ * "latency" iopolicy), it estimates, per NUMA node of the submitting CPU
+ * (cpu_to_node(rq->mq_ctx->cpu)) and per I/O size class (nlat_size_class()),
+ * the latency of reads and writes from blk_mq_start_request() (which sets
+ * rq->io_start_time_ns while QUEUE_FLAG_STATS is on: we hold it while
+ * attached) to our rq_qos done hook.  It also counts the queue's requests
+ * in flight.  Users read both per I/O through blk_nodelat_ops.read().
+ *
+ * Completion path.  done adds the latency to per-CPU counters (sum_ns, nr)
+ * of its (node, class) cell with this_cpu_add(): irq-safe, no lock, no
+ * shared cache line.  The counters only grow; the fold sums every CPU's
+ * and subtracts the totals it saw last time, so done never waits for it.
+ * The fold may see a sample's sum before its count (two adds): that sample
+ * then counts one window late, a bias of at most one sample per window.
+ *
+ * Window.  The fold is a delayed work item, queued by the first completion
+ * after the previous fold to run one window (window_usec) later; it does
+ * not re-arm itself.  So a busy queue folds once a window and an idle one
+ * costs nothing: a periodic timer would wake idle queues, and a lazy fold
+ * in read() would put an O(CPUs x cells) sum on the submission path.
+ * Nothing needs the fold while idle: ages and staleness are computed from
+ * the time of the last update when they are read.
+ *
+ * Estimate.  A fixed-point EWMA, nanoseconds << 8, updated once per window
+ * from the mean of the window's samples with history weight history_pct
+ * raised to the number of windows since the last update: a cell that went
+ * quiet forgets its value as fast as one updated every window.  A window
+ * with fewer than min_samples samples is carried over into the next one.
+ * Formats, ranges and the overflow ceiling: nlat-math.h, which the unit
+ * tests in tests/unit/ compile as well.
+ *
+ * No data.  A cell without an estimate reads lat_ns = 0.  A cell with no
+ * update for stale_windows windows is stale: it still reads its last
+ * value, and read() grants one probe per window (a cmpxchg on the cell's
+ * probe time elects one of concurrent readers) so that the caller sends
+ * that I/O here and the cell gets a fresh sample; a stale or empty cell
+ * folds any sample, however few.  Probes are thus bounded to one I/O per
+ * window per (queue, node, class).
+ *
+ * Defaults.  window_usec 50000: 20 folds a second, enough samples per
+ * window from a few hundred IOPS.  history_pct 75: 90% of a latency step
+ * is absorbed in 8 windows (0.4 s), well within the 2 s in which traffic
+ * must follow two paths that swap speeds.  stale_windows 4: a path that
+ * gets no I/O is probed every ~5 windows and each probe keeps 0.75^5 = 24%
+ * of the old value, so a path that was 20 ms slow and recovered reads fast
+ * again after ~4 probes (~1 s; the target is 3 s).  min_samples 4 halves
+ * the noise of lone samples; a 20 ms path at queue depth 1 then folds
+ * every other window with weight 0.75^2, the same rate.  The unit tests
+ * check these defaults against a two-path model of both targets.
+ *
+ * In flight.  One atomic per queue (queue-depth keeps one per controller):
+ * +1 in issue, -1 in requeue or done.  RQF_STATS marks a counted request:
+ * blk_mq_start_request() sets it just before calling our issue hook, and
+ * we clear it when uncounting.  That makes requeue (also called for
+ * requests never started) and done (called twice for the data request of
+ * a flush sequence: before its ->end_io, and when the sequence ends it)
+ * count once.  Clearing it after __blk_mq_end_request_acct() also keeps
+ * blk-stat from adding that second end.  Passthrough is not counted.
+ * Attach and detach link and unlink us with the queue frozen, so no
+ * request straddles them.
+ *
+ * Lifetime.  Trackers are found by request_queue in nlat_hash: under RCU
+ * by read(), under q->rq_qos_mutex by attach and detach; they are freed
+ * after a grace period.  Queue teardown calls our rq_qos exit hook (under
+ * q->rq_qos_mutex, no request in flight), which drops the tracker as the
+ * last detach would; later detach calls find nothing.  Each tracker holds
+ * a module reference until it is released; module exit waits for the
+ * frees still pending.
+ *
+ * rq_qos id.  Ids are only compared for equality, by rq_qos_id() looking
+ * for RQ_QOS_WBT, RQ_QOS_LATENCY or RQ_QOS_COST (0 .. 2).  NLAT_RQ_QOS_ID
+ * is far outside that enum: lookups of the built-in policies never find
+ * us, and ids added upstream will not collide.  rq_qos_id_to_name() only
+ * names policies with debugfs_attrs; we have none and make our own
+ * debugfs directory, "nodelat" in the queue's.
+ */
+
+#include <linux/blk-mq.h>
+#include <linux/blkdev.h>
+#include <linux/debugfs.h>
+#include <linux/hashtable.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/percpu.h>
+#include <linux/rcupdate.h>
+#include <linux/sched/mm.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/timekeeping.h>
+#include <linux/workqueue.h>
+
+#include "blk-rq-qos.h"
+#include "blk-mq.h"
+#include "nlat-compat.h"
+#include "blk-nodelat.h"
+#include "nlat-math.h"
+
+#define NLAT_RQ_QOS_ID		((enum rq_qos_id)0x6e6c)	/* "nl" */
+#define NLAT_HASH_BITS		6
+
+/*
+ * Knobs: /sys/module/blk_nodelat/parameters/.  Out-of-range writes fail
+ * with -EINVAL and keep the old value; readers take them with READ_ONCE(),
+ * a change applies from the next fold or read().
+ */
+struct nlat_knob {
+	unsigned int	*val;
+	unsigned int	min;
+	unsigned int	max;
+};
+
+static unsigned int nlat_window_usec = NLAT_WINDOW_USEC_DEF;
+static unsigned int nlat_history_pct = NLAT_HISTORY_PCT_DEF;
+static unsigned int nlat_min_samples = NLAT_MIN_SAMPLES_DEF;
+static unsigned int nlat_stale_windows = NLAT_STALE_WINDOWS_DEF;
+
+static int nlat_knob_set(const char *buf, const struct kernel_param *kp)
+{
+	const struct nlat_knob *k = kp->arg;
+	unsigned int v;
+
+	if (kstrtouint(buf, 0, &v) || v < k->min || v > k->max)
+		return -EINVAL;
+	WRITE_ONCE(*k->val, v);
+	return 0;
+}
+
+static int nlat_knob_get(char *buf, const struct kernel_param *kp)
+{
+	const struct nlat_knob *k = kp->arg;
+
+	return scnprintf(buf, PAGE_SIZE, "%u\n", READ_ONCE(*k->val));
+}
+
+static const struct kernel_param_ops nlat_knob_ops = {
+	.set	= nlat_knob_set,
+	.get	= nlat_knob_get,
+};
+
+static struct nlat_knob nlat_knob_window_usec = {
+	&nlat_window_usec, NLAT_WINDOW_USEC_MIN, NLAT_WINDOW_USEC_MAX
+};
+module_param_cb(window_usec, &nlat_knob_ops, &nlat_knob_window_usec, 0644);
+MODULE_PARM_DESC(window_usec, "fold period in usec, 1000..1000000 (50000)");
+
+static struct nlat_knob nlat_knob_history_pct = {
+	&nlat_history_pct, NLAT_HISTORY_PCT_MIN, NLAT_HISTORY_PCT_MAX
+};
+module_param_cb(history_pct, &nlat_knob_ops, &nlat_knob_history_pct, 0644);
+MODULE_PARM_DESC(history_pct, "weight of history per window in %, 0..99 (75)");
+
+static struct nlat_knob nlat_knob_min_samples = {
+	&nlat_min_samples, NLAT_MIN_SAMPLES_MIN, NLAT_MIN_SAMPLES_MAX
+};
+module_param_cb(min_samples, &nlat_knob_ops, &nlat_knob_min_samples, 0644);
+MODULE_PARM_DESC(min_samples, "samples for an update, 1..1000 (4)");
+
+static struct nlat_knob nlat_knob_stale_windows = {
+	&nlat_stale_windows, NLAT_STALE_WINDOWS_MIN, NLAT_STALE_WINDOWS_MAX
+};
+module_param_cb(stale_windows, &nlat_knob_ops, &nlat_knob_stale_windows, 0644);
+MODULE_PARM_DESC(stale_windows, "windows without update before probing, 1..1000 (4)");
+
+/* Per-CPU counters of one cell: only grow, only their CPU adds. */
+struct nlat_acc {
+	u64	sum_ns;
+	u64	nr;
+};
+
+/* One (node, size class) of a queue; one cache line. */
+struct nlat_cell {
+	struct nlat_est	est;		/* written by the fold only */
+	u64		probe_ns;	/* last probe granted, cmpxchg */
+	u64		seen_sum;	/* per-CPU totals at the last fold */
+	u64		seen_nr;
+};
+
+struct nlat_queue {
+	struct rq_qos		rqos;
+	struct request_queue	*q;
+	struct hlist_node	hash_node;	/* nlat_hash */
+	unsigned int		users;		/* under q->rq_qos_mutex */
+	unsigned int		nr_cells;	/* nr_node_ids * classes */
+	struct nlat_acc __percpu *acc;		/* [nr_cells] per CPU */
+	struct delayed_work	fold_work;
+	struct rcu_head		rcu;
+	atomic_t		inflight ____cacheline_aligned_in_smp;
+	struct nlat_cell	cells[] ____cacheline_aligned_in_smp;
+};
+
+/*
+ * Tracked queues.  Readers: RCU.  Writers hold nlat_hash_lock, which only
+ * orders writers on different queues, and the queue's rq_qos_mutex.
+ */
+static DEFINE_HASHTABLE(nlat_hash, NLAT_HASH_BITS);
+static DEFINE_SPINLOCK(nlat_hash_lock);
+
+static inline struct nlat_queue *nlat_rqos_to_nq(struct rq_qos *rqos)
+{
+	return container_of(rqos, struct nlat_queue, rqos);
+}
+
+/* The clock of estimates, probes and ages: tick resolution is plenty. */
+static inline u64 nlat_now(void)
+{
+	return ktime_get_coarse_ns();
+}
+
+static void nlat_params_get(struct nlat_params *p)
+{
+	p->window_ns = (u64)READ_ONCE(nlat_window_usec) * NSEC_PER_USEC;
+	p->hist_w = nlat_pct_to_w(READ_ONCE(nlat_history_pct));
+	p->min_samples = READ_ONCE(nlat_min_samples);
+	p->stale_windows = READ_ONCE(nlat_stale_windows);
+}
+
+static inline unsigned int nlat_cell_idx(int node, unsigned int cls)
+{
+	return node * NLAT_NR_CLASSES + cls;
+}
+
+/* Caller holds rcu_read_lock() or q->rq_qos_mutex. */
+static struct nlat_queue *nlat_lookup(struct request_queue *q)
+{
+	struct nlat_queue *nq;
+
+	hash_for_each_possible_rcu(nlat_hash, nq, hash_node, (unsigned long)q,
+				   lockdep_is_held(&q->rq_qos_mutex))
+		if (nq->q == q)
+			return nq;
+	return NULL;
+}
+
+/*
+ * Fold one cell.  The fold work is the only writer of est, seen_sum and
+ * seen_nr (a work item never runs concurrently with itself); read() and
+ * debugfs read est.ewma, est.upd_ns and est.samples locklessly, so those
+ * are stored with WRITE_ONCE().  A reader may pair a new ewma with the
+ * old upd_ns or the reverse: that grants at most one needless probe.
+ */
+static void nlat_fold_cell(struct nlat_queue *nq, unsigned int i, u64 now,
+			   const struct nlat_params *p)
+{
+	struct nlat_cell *c = &nq->cells[i];
+	struct nlat_est e = c->est;
+	u64 sum = 0, nr = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		const struct nlat_acc *a = per_cpu_ptr(&nq->acc[i], cpu);
+
+		sum += READ_ONCE(a->sum_ns);
+		nr += READ_ONCE(a->nr);
+	}
+	if (nlat_fold(&e, sum - c->seen_sum, nr - c->seen_nr, now, p)) {
+		WRITE_ONCE(c->est.ewma, e.ewma);
+		WRITE_ONCE(c->est.upd_ns, e.upd_ns);
+		WRITE_ONCE(c->est.samples, e.samples);
+	}
+	c->est.acc_sum = e.acc_sum;
+	c->est.acc_nr = e.acc_nr;
+	c->seen_sum = sum;
+	c->seen_nr = nr;
+}
+
+static void nlat_fold_work(struct work_struct *work)
+{
+	struct nlat_queue *nq = container_of(to_delayed_work(work),
+					     struct nlat_queue, fold_work);
+	struct nlat_params p;
+	u64 now = nlat_now();
+	unsigned int i;
+
+	nlat_params_get(&p);
+	for (i = 0; i < nq->nr_cells; i++)
+		nlat_fold_cell(nq, i, now, &p);
+}
+
+static struct nlat_queue *nlat_alloc(struct request_queue *q)
+{
+	unsigned int nr_cells = nr_node_ids * NLAT_NR_CLASSES;
+	struct nlat_queue *nq;
+
+	if (!try_module_get(THIS_MODULE))
+		return ERR_PTR(-ENODEV);
+	nq = kzalloc_node(struct_size(nq, cells, nr_cells), GFP_KERNEL,
+			  q->node);
+	if (!nq)
+		goto put_module;
+	nq->acc = __alloc_percpu(nr_cells * sizeof(*nq->acc),
+				 __alignof__(*nq->acc));
+	if (!nq->acc)
+		goto free_nq;
+	nq->q = q;
+	nq->nr_cells = nr_cells;
+	nq->users = 1;
+	INIT_DELAYED_WORK(&nq->fold_work, nlat_fold_work);
+	return nq;
+
+free_nq:
+	kfree(nq);
+put_module:
+	module_put(THIS_MODULE);
+	return ERR_PTR(-ENOMEM);
+}
+
+static void nlat_free(struct nlat_queue *nq)
+{
+	free_percpu(nq->acc);
+	kfree(nq);
+}
+
+static void nlat_free_rcu(struct rcu_head *head)
+{
+	nlat_free(container_of(head, struct nlat_queue, rcu));
+}
+
+/* See "In flight" at the top. */
+static inline bool nlat_rq_counted(struct request *rq)
+{
+	return (rq->rq_flags & RQF_STATS) && !blk_rq_is_passthrough(rq);
+}
+
+static void nlat_uncount(struct nlat_queue *nq, struct request *rq)
+{
+	rq->rq_flags &= ~RQF_STATS;
+	atomic_dec(&nq->inflight);
+}
+
+static void nlat_rqos_issue(struct rq_qos *rqos, struct request *rq)
+{
+	if (nlat_rq_counted(rq))
+		atomic_inc(&nlat_rqos_to_nq(rqos)->inflight);
+}
+
+/* Before the block core resets the request to idle. */
+static void nlat_rqos_requeue(struct rq_qos *rqos, struct request *rq)
+{
+	if (nlat_rq_counted(rq))
+		nlat_uncount(nlat_rqos_to_nq(rqos), rq);
+}
+
+static void nlat_rqos_done(struct rq_qos *rqos, struct request *rq)
+{
+	struct nlat_queue *nq = nlat_rqos_to_nq(rqos);
+	u64 start = rq->io_start_time_ns, now, bytes;
+	unsigned int i;
+
+	if (!nlat_rq_counted(rq))
+		return;
+	nlat_uncount(nq, rq);
+	if (req_op(rq) != REQ_OP_READ && req_op(rq) != REQ_OP_WRITE)
+		return;
+
+	now = ktime_get_ns();
+	bytes = (u64)blk_rq_stats_sectors(rq) << SECTOR_SHIFT;
+	i = nlat_cell_idx(cpu_to_node(rq->mq_ctx->cpu),
+			  nlat_size_class(min_t(u64, bytes, UINT_MAX)));
+	this_cpu_add(nq->acc[i].nr, 1);
+	this_cpu_add(nq->acc[i].sum_ns,
+		     nlat_clamp_lat(now > start ? now - start : 0));
+	/* Reading the pending bit shares the line; only queueing writes it. */
+	if (!delayed_work_pending(&nq->fold_work))
+		schedule_delayed_work(&nq->fold_work,
+				      usecs_to_jiffies(READ_ONCE(nlat_window_usec)));
+}
+
+static int nlat_stats_show(struct seq_file *m, void *unused)
+{
+	struct nlat_queue *nq = m->private;
+	u64 now = nlat_now();
+	unsigned int cls;
+	int node;
+
+	seq_printf(m, "inflight %d\n", atomic_read(&nq->inflight));
+	seq_puts(m, "node class lat_nsec samples age_msec\n");
+	for_each_node(node) {
+		for (cls = 0; cls < NLAT_NR_CLASSES; cls++) {
+			const struct nlat_cell *c =
+				&nq->cells[nlat_cell_idx(node, cls)];
+			u64 ewma = READ_ONCE(c->est.ewma);
+			u64 upd = READ_ONCE(c->est.upd_ns);
+			s64 age = -1;
+
+			if (ewma)
+				age = div_u64(now > upd ? now - upd : 0,
+					      NSEC_PER_MSEC);
+			seq_printf(m, "%d %u %llu %llu %lld\n", node, cls,
+				   nlat_ewma_ns(ewma),
+				   READ_ONCE(c->est.samples), age);
+		}
+	}
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(nlat_stats);
+
+/*
+ * q->debugfs_mutex orders us against blk_register_queue() and
+ * blk_unregister_queue(), which create and remove q->debugfs_dir with
+ * everything in it.  We keep no dentry: removal looks ours up, so a
+ * directory the block core already removed is never touched again.
+ */
+static void nlat_debugfs_register(struct nlat_queue *nq)
+{
+	struct request_queue *q = nq->q;
+	unsigned int noio;
+	struct dentry *dir;
+
+	mutex_lock(&q->debugfs_mutex);
+	/* someone may freeze the queue: no reclaim into it from here */
+	noio = memalloc_noio_save();
+	if (q->debugfs_dir) {
+		dir = debugfs_create_dir("nodelat", q->debugfs_dir);
+		debugfs_create_file("stats", 0400, dir, nq, &nlat_stats_fops);
+	}
+	memalloc_noio_restore(noio);
+	mutex_unlock(&q->debugfs_mutex);
+}
+
+static void nlat_debugfs_unregister(struct nlat_queue *nq)
+{
+	struct request_queue *q = nq->q;
+
+	mutex_lock(&q->debugfs_mutex);
+	if (q->debugfs_dir)
+		debugfs_lookup_and_remove("nodelat", q->debugfs_dir);
+	mutex_unlock(&q->debugfs_mutex);
+}
+
+/*
+ * Drop a tracker already unlinked from q->rq_qos, with q->rq_qos_mutex
+ * held.  No hook of ours can run any more, so once the fold work is
+ * cancelled nothing can queue it again; debugfs removal waits for open
+ * readers.  read() may still hold @nq under RCU: free after a grace period.
+ * The module reference goes now, so that rmmod works right after the last
+ * detach: nlat_exit() waits for the pending free with rcu_barrier().
+ */
+static void nlat_release(struct nlat_queue *nq)
+{
+	spin_lock(&nlat_hash_lock);
+	hash_del_rcu(&nq->hash_node);
+	spin_unlock(&nlat_hash_lock);
+	nlat_debugfs_unregister(nq);
+	cancel_delayed_work_sync(&nq->fold_work);
+	blk_stat_disable_accounting(nq->q);
+	call_rcu(&nq->rcu, nlat_free_rcu);
+	module_put(THIS_MODULE);
+}
+
+/* Queue teardown: rq_qos_exit() unlinked us and holds q->rq_qos_mutex. */
+static void nlat_rqos_exit(struct rq_qos *rqos)
+{
+	nlat_release(nlat_rqos_to_nq(rqos));
+}
+
+static const struct rq_qos_ops nlat_rqos_ops = {
+	.issue		= nlat_rqos_issue,
+	.requeue	= nlat_rqos_requeue,
+	.done		= nlat_rqos_done,
+	.exit		= nlat_rqos_exit,
+};
+
+static int nlat_attach(struct request_queue *q)
+{
+	struct nlat_queue *nq;
+	unsigned int memflags;
+	int ret;
+
+	ret = nlat_rqos_supported();
+	if (ret)
+		return ret;
+	if (!queue_is_mq(q))
+		return -EINVAL;
+
+	/*
+	 * q->rq_qos_mutex orders us with every change of q->rq_qos, the
+	 * block core's rq_qos_exit() included, and guards nq->users.
+	 */
+	mutex_lock(&q->rq_qos_mutex);
+	nq = nlat_lookup(q);
+	if (nq) {
+		nq->users++;
+		goto unlock;
+	}
+	ret = -ENODEV;
+	if (blk_queue_dying(q))
+		goto unlock;
+	nq = nlat_alloc(q);
+	ret = PTR_ERR_OR_ZERO(nq);
+	if (ret)
+		goto unlock;
+	nlat_rqos_init(&nq->rqos, q, NLAT_RQ_QOS_ID, &nlat_rqos_ops);
+
+	memflags = nlat_freeze(q);
+	ret = nlat_rqos_link(q, &nq->rqos);
+	if (!ret)
+		blk_stat_enable_accounting(q);
+	nlat_unfreeze(q, memflags);
+	if (ret)
+		goto free_nq;
+
+	spin_lock(&nlat_hash_lock);
+	hash_add_rcu(nlat_hash, &nq->hash_node, (unsigned long)q);
+	spin_unlock(&nlat_hash_lock);
+	nlat_debugfs_register(nq);
+	goto unlock;
+
+free_nq:
+	nlat_free(nq);		/* never published: no grace period needed */
+	module_put(THIS_MODULE);
+unlock:
+	mutex_unlock(&q->rq_qos_mutex);
+	return ret;
+}
+
+static void nlat_detach(struct request_queue *q)
+{
+	struct nlat_queue *nq;
+	unsigned int memflags;
+
+	mutex_lock(&q->rq_qos_mutex);
+	nq = nlat_lookup(q);
+	if (!nq || --nq->users)
+		goto unlock;
+	memflags = nlat_freeze(q);
+	nlat_rqos_unlink(q, &nq->rqos);
+	nlat_unfreeze(q, memflags);
+	nlat_release(nq);
+unlock:
+	mutex_unlock(&q->rq_qos_mutex);
+}
+
+static bool nlat_read(struct request_queue *q, int node, unsigned int cls,
+		      struct nlat_view *v)
+{
+	struct nlat_params p;
+	struct nlat_queue *nq;
+	struct nlat_cell *c;
+	u64 ewma, upd, probe, now;
+
+	memset(v, 0, sizeof(*v));
+	if ((unsigned int)node >= nr_node_ids)
+		node = 0;
+	if (cls >= NLAT_NR_CLASSES)
+		cls = NLAT_NR_CLASSES - 1;
+
+	/* nq is freed by call_rcu() only after it left nlat_hash */
+	rcu_read_lock();
+	nq = nlat_lookup(q);
+	if (!nq) {
+		rcu_read_unlock();
+		return false;
+	}
+	c = &nq->cells[nlat_cell_idx(node, cls)];
+	ewma = READ_ONCE(c->est.ewma);
+	upd = READ_ONCE(c->est.upd_ns);
+	probe = READ_ONCE(c->probe_ns);
+	v->lat_ns = nlat_ewma_ns(ewma);
+	v->inflight = max(atomic_read(&nq->inflight), 0);
+
+	nlat_params_get(&p);
+	now = nlat_now();
+	if (nlat_probe_due(ewma, upd, probe, now, &p))
+		v->probe = cmpxchg64(&c->probe_ns, probe, now) == probe;
+	rcu_read_unlock();
+	return true;
+}
+
+const struct blk_nodelat_ops blk_nodelat_ops = {
+	.attach	= nlat_attach,
+	.detach	= nlat_detach,
+	.read	= nlat_read,
+};
+EXPORT_SYMBOL_GPL(blk_nodelat_ops);
+
+static int __init nlat_init(void)
+{
+	BUILD_BUG_ON(sizeof(struct nlat_cell) > SMP_CACHE_BYTES);
+	BUILD_BUG_ON(NLAT_HISTORY_PCT_MAX >= 100);
+	return 0;
+}
+
+static void __exit nlat_exit(void)
+{
+	/* no tracker is left (each held a reference); wait for their frees */
+	rcu_barrier();
+}
+
+module_init(nlat_init);
+module_exit(nlat_exit);
+
+MODULE_DESCRIPTION("Per-NUMA-node completion latency of blk-mq queues");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * blk-nodelat: per-NUMA-node completion latency of a blk-mq request queue.
+ *
+ * Interface for users of the tracker (nvme-core's "latency" iopolicy).
+ * Users must not link against blk-nodelat.ko: they take the ops table with
+ * symbol_request(blk_nodelat_ops) and drop it with symbol_put(), so the
+ * module loads on demand and can be removed once nobody holds it.
+ */
+#ifndef _BLK_NODELAT_H
+#define _BLK_NODELAT_H
+
+#include <linux/types.h>
+
+struct request_queue;
+
+/*
+ * I/O size classes.  A path is only ever compared with another path on
+ * I/Os of the same class, so a path that happens to carry large I/Os does
+ * not look slow next to one carrying small ones.  Class boundaries are
+ * powers of four: <= 4 KiB, <= 16 KiB, <= 64 KiB, larger.
+ */
+#define NLAT_NR_CLASSES		4
+
+static inline unsigned int nlat_size_class(unsigned int bytes)
+{
+	if (bytes <= 4096)
+		return 0;
+	if (bytes <= 16384)
+		return 1;
+	if (bytes <= 65536)
+		return 2;
+	return 3;
+}
+
+/* What the tracker knows about one queue, for one node and size class. */
+struct nlat_view {
+	u64	lat_ns;		/* EWMA of completion latency, 0 if none yet */
+	u32	inflight;	/* queue's requests started, not completed */
+	bool	probe;		/* no fresh data: caller was granted a probe */
+};
+
+struct blk_nodelat_ops {
+	/*
+	 * Start tracking @q (sleeps: freezes the queue, so not from @q's
+	 * I/O path nor with @q frozen).  Attaching an already tracked queue
+	 * only takes another user reference.  Returns 0, -EINVAL (not
+	 * blk-mq), -ENODEV (queue dying), -ENOMEM, or -EOPNOTSUPP (a kernel
+	 * whose rq_qos hooks a module cannot enable).
+	 */
+	int (*attach)(struct request_queue *q);
+	/*
+	 * Drop one user reference; the last one stops tracking (sleeps, as
+	 * attach).  Tracking also stops when @q is torn down; detach is then
+	 * a no-op, but every attach must still be paired with one.
+	 */
+	void (*detach)(struct request_queue *q);
+	/*
+	 * Fill @v for I/O submitted from @node of size class @cls.  Called
+	 * per I/O under RCU or SRCU protection of the path; does not sleep.
+	 * lat_ns is 0 until the first window with samples has been folded.
+	 * When the estimate is missing or stale (not updated for
+	 * stale_windows windows; a stale estimate still reads its last
+	 * value), one caller per (queue, node, class) and window is told
+	 * v->probe = true.  The grant is used up whether or not the I/O is
+	 * sent here: stop reading other paths once one grants a probe.
+	 * Returns false when @q is not tracked (v is then zeroed).
+	 */
+	bool (*read)(struct request_queue *q, int node, unsigned int cls,
+		     struct nlat_view *v);
+};
+
+extern const struct blk_nodelat_ops blk_nodelat_ops;
+
+#endif /* _BLK_NODELAT_H */

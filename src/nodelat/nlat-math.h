@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * nlat-math.h - fixed-point arithmetic of blk-nodelat.
+ *
+ * Pure functions of their arguments: no locking, no clock, no allocation.
+ * The kernel module and the userspace unit tests (tests/unit/, with a shim
+ * for <linux/types.h> and <linux/math64.h>) compile this same file.
+ *
+ * Formats and units
+ *   latency, times	u64 nanoseconds.  A sample is clamped to
+ *			[1, NLAT_LAT_MAX_NS]: 0 means "no estimate" and
+ *			anything over ~17 s is a hung I/O, not a latency.
+ *   estimate		u64, nanoseconds << NLAT_EWMA_SHIFT (1/256 ns units),
+ *			0 = no estimate.  It is a convex combination of
+ *			clamped samples, so it never exceeds
+ *			NLAT_LAT_MAX_NS << NLAT_EWMA_SHIFT = 2^42.
+ *   weights		u32, 1/1024 units (NLAT_FP_SHIFT), 0 .. NLAT_FP_ONE.
+ *
+ * Overflow ceiling
+ *   estimate * weight <= 2^42 * 2^10 = 2^52, the sum of the two weighted
+ *   terms <= 2^52 + 2^10: far from 2^64.  A window sum is the sum of at
+ *   most 2^30 clamped samples (2^64 / 2^34), i.e. 2^30 I/Os in one window.
+ *
+ * The estimate of one (queue, node, size class) -- "cell" -- advances once
+ * per fold (every window while the queue is active):
+ *
+ *	est = est * w^age + mean * (1 - w^age)
+ *
+ * w is the history weight per window, age the number of windows since the
+ * last update (>= 1) and mean the mean latency of the samples gathered
+ * since.  A cell updated every window keeps weight w on its history; one
+ * that went quiet for n windows keeps only w^n, so an old value is
+ * forgotten at the same rate as if it had been updated with every window
+ * in between.  Samples of a window with fewer than min_samples samples are
+ * carried over to the next window, unless the cell is stale (no update for
+ * stale_windows windows) or has no estimate: then any sample is folded.
+ *
+ * A stale or empty cell asks for a probe: read() grants at most one probe
+ * per cell and window to the caller, who sends that I/O to the queue so
+ * that the cell gets a fresh sample.
+ */
+#ifndef _NLAT_MATH_H
+#define _NLAT_MATH_H
+
+#include <linux/types.h>
+#include <linux/math64.h>
+
+#define NLAT_FP_SHIFT		10
+#define NLAT_FP_ONE		(1U << NLAT_FP_SHIFT)
+#define NLAT_EWMA_SHIFT		8
+#define NLAT_LAT_MAX_NS		(1ULL << 34)
+
+/* Knobs: defaults and ranges; see the design comment in blk-nodelat.c. */
+#define NLAT_WINDOW_USEC_DEF	50000U
+#define NLAT_WINDOW_USEC_MIN	1000U
+#define NLAT_WINDOW_USEC_MAX	1000000U
+#define NLAT_HISTORY_PCT_DEF	75U
+#define NLAT_HISTORY_PCT_MIN	0U
+#define NLAT_HISTORY_PCT_MAX	99U
+#define NLAT_MIN_SAMPLES_DEF	4U
+#define NLAT_MIN_SAMPLES_MIN	1U
+#define NLAT_MIN_SAMPLES_MAX	1000U
+#define NLAT_STALE_WINDOWS_DEF	4U
+#define NLAT_STALE_WINDOWS_MIN	1U
+#define NLAT_STALE_WINDOWS_MAX	1000U
+
+/* Knob values in the units the math uses. */
+struct nlat_params {
+	u64	window_ns;	/* 1e6 .. 1e9 */
+	u32	hist_w;		/* history weight per window, 0 .. 1014 */
+	u32	min_samples;	/* 1 .. 1000 */
+	u32	stale_windows;	/* 1 .. 1000 */
+};
+
+/* State of one cell that the fold updates. */
+struct nlat_est {
+	u64	ewma;		/* ns << NLAT_EWMA_SHIFT, 0: no estimate */
+	u64	upd_ns;		/* clock of the last update */
+	u64	acc_sum;	/* ns of samples carried over, not folded */
+	u64	acc_nr;		/* number of those samples */
+	u64	samples;	/* samples folded into ewma, ever */
+};
+
+/* @pct: 0 .. 100.  Returns the weight in 1/1024 units, rounded. */
+static inline u32 nlat_pct_to_w(u32 pct)
+{
+	return (pct * NLAT_FP_ONE + 50) / 100;
+}
+
+static inline u64 nlat_clamp_lat(u64 ns)
+{
+	if (!ns)
+		return 1;
+	return ns > NLAT_LAT_MAX_NS ? NLAT_LAT_MAX_NS : ns;
+}
+
+/* The estimate in ns, rounded; 0 for no estimate. */
+static inline u64 nlat_ewma_ns(u64 ewma)
+{
+	return (ewma + (1U << (NLAT_EWMA_SHIFT - 1))) >> NLAT_EWMA_SHIFT;
+}
+
+/*
+ * w^k in 1/1024 units.  @w: 0 .. NLAT_FP_ONE, @k: any.
+ * Square-and-multiply in 1/2^30 units (NLAT_POW_SHIFT: products < 2^61),
+ * rounded once at the end: within one unit of the exact power, where
+ * 10-bit squaring would be off by 7 units at k ~ 100.  At most 64 rounds;
+ * for w <= 1014 (99%) the power reaches 0 in fewer than 13.
+ */
+#define NLAT_POW_SHIFT		30
+
+static inline u32 nlat_w_pow(u32 w, u64 k)
+{
+	u64 half = 1ULL << (NLAT_POW_SHIFT - 1);
+	u64 r = 1ULL << NLAT_POW_SHIFT;
+	u64 x = (u64)w << (NLAT_POW_SHIFT - NLAT_FP_SHIFT);
+
+	while (k && x) {
+		if (k & 1)
+			r = (r * x + half) >> NLAT_POW_SHIFT;
+		x = (x * x + half) >> NLAT_POW_SHIFT;
+		k >>= 1;
+	}
+	if (k)
+		return 0;
+	return (r + (half >> NLAT_FP_SHIFT)) >> (NLAT_POW_SHIFT - NLAT_FP_SHIFT);
+}
+
+/*
+ * Fold a mean into an estimate.
+ * @ewma:    current estimate (ns << NLAT_EWMA_SHIFT), 0 = none
+ * @mean_ns: mean of the new samples, clamped to [1, NLAT_LAT_MAX_NS]
+ * @w:       history weight per window, 0 .. NLAT_FP_ONE - 1
+ * @age:     windows since the last update; 0 is taken as 1
+ * Returns the new estimate, never 0, rounded to nearest.
+ */
+static inline u64 nlat_ewma_update(u64 ewma, u64 mean_ns, u32 w, u64 age)
+{
+	u64 mean = nlat_clamp_lat(mean_ns) << NLAT_EWMA_SHIFT;
+	u64 wk;
+
+	if (!ewma)
+		return mean;
+	wk = nlat_w_pow(w, age ? age : 1);
+	return (ewma * wk + mean * (NLAT_FP_ONE - wk) + NLAT_FP_ONE / 2) >>
+		NLAT_FP_SHIFT;
+}
+
+/*
+ * Whole windows from @then to @now; 0 when the clock went backwards
+ * (a coarse clock read on another CPU may lag the one that stored @then).
+ */
+static inline u64 nlat_windows(u64 now, u64 then, u64 window_ns)
+{
+	if ((s64)(now - then) <= 0)
+		return 0;
+	return div64_u64(now - then, window_ns);
+}
+
+/* No estimate, or no update for stale_windows windows. */
+static inline bool nlat_stale(u64 ewma, u64 upd_ns, u64 now,
+			      const struct nlat_params *p)
+{
+	if (!ewma)
+		return true;
+	if ((s64)(now - upd_ns) <= 0)
+		return false;
+	return now - upd_ns >= (u64)p->stale_windows * p->window_ns;
+}
+
+/*
+ * Is a probe to be granted?  @probe_ns is the clock of the last probe
+ * granted for this cell, 0 if none.  At most one per window: the caller
+ * publishes @now as the new probe_ns (the kernel with a cmpxchg, so that
+ * one of several concurrent readers wins).
+ */
+static inline bool nlat_probe_due(u64 ewma, u64 upd_ns, u64 probe_ns,
+				  u64 now, const struct nlat_params *p)
+{
+	if (!nlat_stale(ewma, upd_ns, now, p))
+		return false;
+	return !probe_ns || (s64)(now - probe_ns) >= (s64)p->window_ns;
+}
+
+/*
+ * One fold of a cell: add the @nr samples summing to @sum_ns gathered
+ * since the last fold, and update the estimate if there are enough of
+ * them (see the top of this file).  Returns true if the estimate changed.
+ */
+static inline bool nlat_fold(struct nlat_est *e, u64 sum_ns, u64 nr, u64 now,
+			     const struct nlat_params *p)
+{
+	u64 age = 1;
+
+	e->acc_sum += sum_ns;
+	e->acc_nr += nr;
+	if (!e->acc_nr)
+		return false;
+	if (e->acc_nr < p->min_samples && !nlat_stale(e->ewma, e->upd_ns, now, p))
+		return false;
+	if (e->ewma)
+		age = nlat_windows(now, e->upd_ns, p->window_ns);
+	e->ewma = nlat_ewma_update(e->ewma, div64_u64(e->acc_sum, e->acc_nr),
+				   p->hist_w, age);
+	e->upd_ns = now;
+	e->samples += e->acc_nr;
+	e->acc_sum = 0;
+	e->acc_nr = 0;
+	return true;
+}
+
+#endif /* _NLAT_MATH_H */

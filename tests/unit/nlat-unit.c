@@ -1,0 +1,570 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of src/nodelat/nlat-math.h.  The header is the one the kernel
+ * module compiles; shim/ stands in for <linux/types.h> and <linux/math64.h>.
+ *
+ * Each test reports through CHECK(); a test passes when none of its checks
+ * failed.  The two sim_* tests drive the math with a small closed-loop model
+ * of two paths and the selection rule of nvme-core's "latency" iopolicy
+ * (probe first, else lowest lat_ns * (1 + inflight)) to check the default
+ * knobs against the lab targets.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nlat-math.h"
+
+#define US	1000ULL
+#define MS	1000000ULL
+#define SEC	1000000000ULL
+
+static int nr_bad;
+
+#define CHECK(cond, fmt, ...)						\
+	do {								\
+		if (!(cond)) {						\
+			nr_bad++;					\
+			fprintf(stderr, "  %s:%d: %s: " fmt "\n",	\
+				__func__, __LINE__, #cond, ##__VA_ARGS__); \
+		}							\
+	} while (0)
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define ULL(x)		((unsigned long long)(x))
+
+static struct nlat_params defaults(void)
+{
+	struct nlat_params p = {
+		.window_ns	= NLAT_WINDOW_USEC_DEF * US,
+		.hist_w		= nlat_pct_to_w(NLAT_HISTORY_PCT_DEF),
+		.min_samples	= NLAT_MIN_SAMPLES_DEF,
+		.stale_windows	= NLAT_STALE_WINDOWS_DEF,
+	};
+	return p;
+}
+
+/* xorshift64*: deterministic, so a failure reproduces. */
+static u64 rng = 88172645463325252ULL;
+
+static u64 rnd(void)
+{
+	rng ^= rng >> 12;
+	rng ^= rng << 25;
+	rng ^= rng >> 27;
+	return rng * 2685821657736338717ULL;
+}
+
+static u64 rnd_range(u64 lo, u64 hi)
+{
+	return lo + rnd() % (hi - lo + 1);
+}
+
+/* An empty cell takes its first sample as is, whatever min_samples says. */
+static void test_first_sample(void)
+{
+	struct nlat_params p = defaults();
+	struct nlat_est e = { 0 };
+
+	CHECK(nlat_ewma_ns(nlat_ewma_update(0, 12345, p.hist_w, 1)) == 12345,
+	      "first mean not taken as is");
+	CHECK(nlat_ewma_update(0, 0, p.hist_w, 1) != 0,
+	      "a 0 ns sample must not read as 'no estimate'");
+	CHECK(nlat_ewma_ns(nlat_ewma_update(0, 0, p.hist_w, 1)) == 1, "");
+	CHECK(nlat_fold(&e, 250 * US, 1, 7 * MS, &p), "empty cell not folded");
+	CHECK(nlat_ewma_ns(e.ewma) == 250 * US, "ewma %llu", ULL(e.ewma));
+	CHECK(e.samples == 1 && e.upd_ns == 7 * MS && !e.acc_nr && !e.acc_sum,
+	      "samples %llu upd %llu acc %llu",
+	      ULL(e.samples), ULL(e.upd_ns), ULL(e.acc_nr));
+	CHECK(!nlat_fold(&e, 0, 0, 60 * MS, &p) && e.upd_ns == 7 * MS,
+	      "a fold without samples changed the cell");
+}
+
+/* Step response follows est_k = T - (T - S) * w^k to 1 ns, then sits on T. */
+static void test_ewma_convergence(void)
+{
+	u32 w = nlat_pct_to_w(75);
+	u64 est = nlat_ewma_update(0, 100 * US, w, 1);
+	double ref = 100e3, err, max_err = 0;
+	int k;
+
+	for (k = 1; k <= 80; k++) {
+		est = nlat_ewma_update(est, 10 * MS, w, 1);
+		ref = ref * w / 1024.0 + 10e6 * (1 - w / 1024.0);
+		err = fabs((double)nlat_ewma_ns(est) - ref);
+		if (err > max_err)
+			max_err = err;
+		if (k == 8)
+			CHECK(nlat_ewma_ns(est) > 10 * MS - 0.11 * 9.9e6,
+			      "8 windows at 3/4 should close 90%%: %llu",
+			      ULL(nlat_ewma_ns(est)));
+	}
+	CHECK(max_err <= 1.0, "step response off by %.2f ns", max_err);
+	CHECK(nlat_ewma_ns(est) == 10 * MS, "up: settled at %llu",
+	      ULL(nlat_ewma_ns(est)));
+	for (k = 0; k < 80; k++)
+		est = nlat_ewma_update(est, 100 * US, w, 1);
+	CHECK(nlat_ewma_ns(est) == 100 * US, "down: settled at %llu",
+	      ULL(nlat_ewma_ns(est)));
+}
+
+/* One update is exact to half a fixed-point unit (1/512 ns). */
+static void test_ewma_precision(void)
+{
+	u64 est = nlat_ewma_update(0, 1 * MS, 0, 1);
+	double max_err = 0, exact, err;
+	int i;
+
+	for (i = 0; i < 200000; i++) {
+		u32 w = rnd_range(0, NLAT_FP_ONE - 10);
+		u64 age = rnd_range(1, 6);
+		u64 mean = rnd_range(1, 100 * MS);
+		double wk = nlat_w_pow(w, age) / 1024.0;
+
+		exact = est / 256.0 * wk + mean * (1 - wk);
+		est = nlat_ewma_update(est, mean, w, age);
+		err = fabs(est / 256.0 - exact);
+		if (err > max_err)
+			max_err = err;
+	}
+	CHECK(max_err <= 1.0 / 512 + 1e-9, "max error %.6f ns", max_err);
+}
+
+/* History weight 0 is the plain window mean; 99% still moves every window. */
+static void test_decay_extremes(void)
+{
+	u32 wmax = nlat_pct_to_w(NLAT_HISTORY_PCT_MAX);
+	u64 est = 0, prev, target = 2 * MS;
+	int k, windows = 0;
+
+	CHECK(nlat_pct_to_w(0) == 0 && nlat_pct_to_w(75) == 768 &&
+	      nlat_pct_to_w(50) == 512 && wmax == 1014 &&
+	      nlat_pct_to_w(100) == NLAT_FP_ONE, "pct to weight");
+	for (k = 0; k < 100; k++) {
+		u64 mean = rnd_range(1, 50 * MS);
+
+		est = nlat_ewma_update(est, mean, 0, 1);
+		CHECK(nlat_ewma_ns(est) == mean, "w=0: %llu != %llu",
+		      ULL(nlat_ewma_ns(est)), ULL(mean));
+	}
+	est = nlat_ewma_update(0, 1 * MS, wmax, 1);
+	while (nlat_ewma_ns(est) != target && windows < 100000) {
+		u64 gap = target - nlat_ewma_ns(est), step;
+
+		prev = est;
+		est = nlat_ewma_update(est, target, wmax, 1);
+		step = nlat_ewma_ns(est) - nlat_ewma_ns(prev);
+		windows++;
+		if (gap > 100000 && (step * 1000 < gap * 9 || step * 1000 > gap * 11))
+			CHECK(0, "w=99%%: step %llu of gap %llu", ULL(step),
+			      ULL(gap));
+		if (est <= prev)
+			break;
+	}
+	CHECK(nlat_ewma_ns(est) == target, "w=99%%: stuck at %llu",
+	      ULL(nlat_ewma_ns(est)));
+	CHECK(windows > 500 && windows < 3000, "w=99%%: %d windows", windows);
+}
+
+/* w^k against pow(), including the ends of both ranges. */
+static void test_weight_power(void)
+{
+	double max_err = 0, exact, err;
+	u32 w;
+	u64 k;
+
+	for (w = 0; w <= NLAT_FP_ONE; w += 7) {
+		for (k = 0; k <= 200; k++) {
+			exact = pow(w / 1024.0, (double)k) * 1024;
+			err = fabs(exact - nlat_w_pow(w, k));
+			if (err > max_err)
+				max_err = err;
+		}
+	}
+	CHECK(max_err <= 0.5 + 1e-6, "w^k off by %.3f/1024", max_err);
+	CHECK(nlat_w_pow(777, 0) == NLAT_FP_ONE, "w^0");
+	CHECK(nlat_w_pow(NLAT_FP_ONE, ~0ULL) == NLAT_FP_ONE, "1^k");
+	CHECK(nlat_w_pow(1014, ~0ULL) == 0, "history of a huge age");
+	CHECK(nlat_w_pow(0, 1) == 0 && nlat_w_pow(0, 0) == NLAT_FP_ONE, "0^k");
+}
+
+/* A value that went unsampled keeps only w^age of its weight. */
+static void test_age_forgets(void)
+{
+	struct nlat_params p = defaults();
+	static const struct { u64 age; u64 lo, hi; } c[] = {
+		{ 1,   7524 * US, 7526 * US },	/* 10 ms * 3/4 + 0.1 ms / 4 */
+		{ 5,   2440 * US, 2460 * US },	/* 243/1024 of 10 ms + ... */
+		{ 100, 100 * US,  101 * US },	/* history forgotten */
+	};
+	unsigned int i;
+
+	p.hist_w = 768;		/* the expected values are for 3/4 */
+	for (i = 0; i < ARRAY_SIZE(c); i++) {
+		struct nlat_est e = { 0 };
+		u64 t0 = 3 * SEC;
+
+		nlat_fold(&e, 10 * MS, 1, t0, &p);
+		CHECK(nlat_fold(&e, p.min_samples * 100 * US, p.min_samples,
+				t0 + c[i].age * p.window_ns + p.window_ns / 3,
+				&p), "age %llu not folded", ULL(c[i].age));
+		CHECK(nlat_ewma_ns(e.ewma) >= c[i].lo &&
+		      nlat_ewma_ns(e.ewma) <= c[i].hi, "age %llu: %llu",
+		      ULL(c[i].age), ULL(nlat_ewma_ns(e.ewma)));
+	}
+	CHECK(nlat_windows(5 * SEC, 5 * SEC + 1, p.window_ns) == 0,
+	      "clock behind the last update");
+	CHECK(nlat_windows(5 * SEC + 149 * MS, 5 * SEC, p.window_ns) == 2, "");
+}
+
+static void test_staleness(void)
+{
+	struct nlat_params p = defaults();
+	u64 lim = p.stale_windows * p.window_ns, t = 10 * SEC;
+
+	CHECK(nlat_stale(0, t, t, &p), "no estimate is stale");
+	CHECK(!nlat_stale(256, t, t, &p), "just updated");
+	CHECK(!nlat_stale(256, t, t + lim - 1, &p), "one ns before the limit");
+	CHECK(nlat_stale(256, t, t + lim, &p), "at the limit");
+	CHECK(!nlat_stale(256, t, t - 1, &p), "clock behind the update");
+	p.stale_windows = NLAT_STALE_WINDOWS_MAX;
+	p.window_ns = NLAT_WINDOW_USEC_MAX * US;
+	CHECK(!nlat_stale(256, t, t + 999 * SEC, &p) &&
+	      nlat_stale(256, t, t + 1000 * SEC, &p), "largest knobs");
+}
+
+/* Below min_samples a fresh cell carries samples over, a stale one not. */
+static void test_min_samples(void)
+{
+	struct nlat_params p = defaults();
+	struct nlat_est e = { 0 };
+	u64 t = 20 * SEC, w = p.window_ns;
+
+	p.hist_w = 768;
+	p.min_samples = 4;
+	nlat_fold(&e, 1 * MS, 1, t, &p);
+	CHECK(!nlat_fold(&e, 3 * 200 * US, 3, t + w, &p), "3 < 4 folded");
+	CHECK(e.acc_nr == 3 && e.acc_sum == 600 * US && e.upd_ns == t,
+	      "carry lost: %llu/%llu", ULL(e.acc_nr), ULL(e.acc_sum));
+	CHECK(nlat_fold(&e, 400 * US, 1, t + 2 * w, &p), "4 not folded");
+	/* mean 250 us over 2 windows: 1 ms * 0.5625 + 250 us * 0.4375 */
+	CHECK(nlat_ewma_ns(e.ewma) == 671875, "two-window fold %llu",
+	      ULL(nlat_ewma_ns(e.ewma)));
+	CHECK(e.samples == 5 && !e.acc_nr, "samples %llu", ULL(e.samples));
+	CHECK(nlat_fold(&e, 300 * US, 1, t + 2 * w + p.stale_windows * w, &p),
+	      "a sample of a stale cell must be folded");
+}
+
+/* Reads every 37 us for 10 s of a stale cell: one probe per window. */
+static void test_probe_bounding(void)
+{
+	struct nlat_params p = defaults();
+	u64 t, start = 100 * SEC, end = start + 10 * SEC, probe_ns = 0;
+	u64 last = 0, ewma = 500 * US << NLAT_EWMA_SHIFT;
+	u64 upd = start - 10 * SEC, min_gap = ~0ULL, grants = 0;
+
+	for (t = start; t < end; t += 37 * US) {
+		if (!nlat_probe_due(ewma, upd, probe_ns, t, &p))
+			continue;
+		probe_ns = t;
+		if (last && t - last < min_gap)
+			min_gap = t - last;
+		last = t;
+		grants++;
+	}
+	CHECK(grants >= 10 * SEC / p.window_ns - 1 &&
+	      grants <= 10 * SEC / p.window_ns + 1, "%llu probes in 10 s",
+	      ULL(grants));
+	CHECK(min_gap >= p.window_ns, "probes %llu ns apart", ULL(min_gap));
+
+	/* fresh: no probe until stale_windows windows have passed */
+	upd = end;
+	grants = 0;
+	for (t = end; t < end + 5 * SEC; t += 37 * US) {
+		if (nlat_probe_due(ewma, upd, probe_ns, t, &p)) {
+			CHECK(t - upd >= p.stale_windows * p.window_ns,
+			      "probe %llu ns after an update", ULL(t - upd));
+			probe_ns = t;
+			grants++;
+		}
+	}
+	CHECK(grants >= 90 && grants <= 101, "%llu probes once stale",
+	      ULL(grants));
+	CHECK(!nlat_probe_due(0, 0, end, end + p.window_ns - 1, &p) &&
+	      nlat_probe_due(0, 0, end, end + p.window_ns, &p) &&
+	      nlat_probe_due(0, 0, 0, 1, &p), "empty cell");
+}
+
+/* Ceiling values: the largest sample, the most samples, the largest age. */
+static void test_overflow_ceiling(void)
+{
+	struct nlat_params p = defaults();
+	u64 top = NLAT_LAT_MAX_NS << NLAT_EWMA_SHIFT, est;
+	struct nlat_est e = { 0 };
+	u64 nr = (1ULL << 30) - 1;
+	u32 w;
+
+	for (w = 0; w < NLAT_FP_ONE; w += 13) {
+		est = nlat_ewma_update(top, ~0ULL, w, 1);
+		CHECK(est == top, "w %u: %llu at the ceiling", w, ULL(est));
+		est = nlat_ewma_update(top, 1, w, 1);
+		CHECK(est <= top && est >= 256, "w %u: %llu", w, ULL(est));
+		est = nlat_ewma_update(256, NLAT_LAT_MAX_NS, w, ~0ULL);
+		CHECK(est == top, "w %u huge age: %llu", w, ULL(est));
+	}
+	CHECK(nlat_clamp_lat(~0ULL) == NLAT_LAT_MAX_NS, "clamp");
+	CHECK(nlat_fold(&e, nr * NLAT_LAT_MAX_NS, nr, 1 * SEC, &p), "");
+	CHECK(e.ewma == top && e.samples == nr, "2^30-1 max samples: %llu",
+	      ULL(e.ewma));
+	CHECK(nlat_ewma_ns(top) == NLAT_LAT_MAX_NS, "");
+}
+
+/*
+ * Two paths, a closed loop of @qd threads, latencies fixed by the scenario
+ * with +-10% noise; a path's "fold work" is queued by its first completion
+ * after a fold and runs one window later, as in the module.
+ */
+#define SIM_PATHS	2
+#define SIM_BIN_NS	(100 * MS)
+#define SIM_BINS	200
+
+struct sim_path {
+	struct nlat_est	est;
+	u64		probe_ns;
+	u64		sum, nr;	/* the per-CPU counters */
+	u64		fold_at;	/* 0: fold not queued */
+	unsigned int	inflight;
+};
+
+struct sim {
+	struct nlat_params p;
+	struct sim_path path[SIM_PATHS];
+	u64 issued[SIM_BINS][SIM_PATHS];
+	u64 probes[SIM_PATHS];
+	u64 base_ns, extra_ns;
+	int (*slow)(u64 t);	/* slow path at @t, -1 for none */
+};
+
+static u64 sim_lat(struct sim *s, int path, u64 t)
+{
+	u64 lat = s->base_ns + (s->slow(t) == path ? s->extra_ns : 0);
+
+	return lat * rnd_range(90, 110) / 100;
+}
+
+static int sim_choose(struct sim *s, u64 now)
+{
+	u64 cost, best_cost = 0;
+	int i, best = -1;
+
+	for (i = 0; i < SIM_PATHS; i++) {
+		struct sim_path *sp = &s->path[i];
+
+		if (nlat_probe_due(sp->est.ewma, sp->est.upd_ns, sp->probe_ns,
+				   now, &s->p)) {
+			sp->probe_ns = now;
+			s->probes[i]++;
+			return i;
+		}
+	}
+	for (i = 0; i < SIM_PATHS; i++) {
+		cost = nlat_ewma_ns(s->path[i].est.ewma) *
+			(1 + s->path[i].inflight);
+		if (best < 0 || cost < best_cost) {
+			best = i;
+			best_cost = cost;
+		}
+	}
+	return best;
+}
+
+static void sim_run(struct sim *s, unsigned int qd, u64 end)
+{
+	u64 done_at[64], issued_at[64], t;
+	int path_of[64];
+	unsigned int i, ev;
+
+	memset(s->path, 0, sizeof(s->path));
+	memset(s->issued, 0, sizeof(s->issued));
+	memset(s->probes, 0, sizeof(s->probes));
+	for (i = 0; i < qd; i++) {
+		t = SEC + i * US;
+		path_of[i] = sim_choose(s, t);
+		s->path[path_of[i]].inflight++;
+		issued_at[i] = t;
+		done_at[i] = t + sim_lat(s, path_of[i], t);
+	}
+	for (;;) {
+		/* next event: a completion (ev < qd) or a fold */
+		ev = 0;
+		t = done_at[0];
+		for (i = 1; i < qd; i++)
+			if (done_at[i] < t)
+				t = done_at[ev = i];
+		for (i = 0; i < SIM_PATHS; i++) {
+			if (s->path[i].fold_at && s->path[i].fold_at < t) {
+				ev = qd + i;
+				t = s->path[i].fold_at;
+			}
+		}
+		if (t >= end)
+			return;
+		if (ev >= qd) {
+			struct sim_path *sp = &s->path[ev - qd];
+
+			nlat_fold(&sp->est, sp->sum, sp->nr, t, &s->p);
+			sp->sum = sp->nr = sp->fold_at = 0;
+			continue;
+		}
+		{
+			struct sim_path *sp = &s->path[path_of[ev]];
+
+			sp->inflight--;
+			sp->sum += nlat_clamp_lat(t - issued_at[ev]);
+			sp->nr++;
+			if (!sp->fold_at)
+				sp->fold_at = t + s->p.window_ns;
+		}
+		path_of[ev] = sim_choose(s, t);
+		s->path[path_of[ev]].inflight++;
+		if (t / SIM_BIN_NS < SIM_BINS)
+			s->issued[t / SIM_BIN_NS][path_of[ev]]++;
+		issued_at[ev] = t;
+		done_at[ev] = t + sim_lat(s, path_of[ev], t);
+	}
+}
+
+/* Share of the I/O issued in [t0, t1) that went to @path. */
+static double sim_share(struct sim *s, int path, u64 t0, u64 t1)
+{
+	u64 b, mine = 0, all = 0;
+
+	for (b = t0 / SIM_BIN_NS; b < t1 / SIM_BIN_NS; b++) {
+		mine += s->issued[b][path];
+		all += s->issued[b][0] + s->issued[b][1];
+	}
+	return all ? (double)mine / all : 0;
+}
+
+/* Seconds from @t0 until every later bin before @end gives @path @goal. */
+static double sim_settle_sec(struct sim *s, int path, u64 t0, u64 end,
+			     double goal)
+{
+	u64 t, settled = t0;
+
+	for (t = t0; t + SIM_BIN_NS <= end; t += SIM_BIN_NS)
+		if (sim_share(s, path, t, t + SIM_BIN_NS) < goal)
+			settled = t + SIM_BIN_NS;
+	return (double)(settled - t0) / SEC;
+}
+
+static int slow_swap(u64 t)
+{
+	return t < 5 * SEC ? 1 : 0;
+}
+
+/* Paths swap speeds at 5 s: >= 90% of I/O must have moved by 7 s. */
+static void test_sim_swap(void)
+{
+	static const u64 extra[] = { 1 * MS, 20 * MS };
+	static const unsigned int qds[] = { 1, 16 };
+	struct sim s = { .p = defaults(), .base_ns = 100 * US,
+			 .slow = slow_swap };
+	unsigned int i, j;
+
+	for (i = 0; i < 2; i++) {
+		for (j = 0; j < 2; j++) {
+			double before, after, moved;
+
+			s.extra_ns = extra[i];
+			sim_run(&s, qds[j], 9 * SEC);
+			before = sim_share(&s, 0, 4 * SEC, 5 * SEC);
+			after = sim_share(&s, 1, 7 * SEC, 9 * SEC);
+			moved = sim_settle_sec(&s, 1, 5 * SEC, 9 * SEC, 0.9);
+			printf("  swap +%llu ms qd %u: fast share %.3f before, %.3f 2 s after; moved in %.1f s\n",
+			       ULL(extra[i] / MS), qds[j], before, after, moved);
+			CHECK(moved <= 2.0, "+%llu ms qd %u: moved in %.1f s",
+			      ULL(extra[i] / MS), qds[j], moved);
+			CHECK(before >= 0.9, "+%llu ms qd %u: %.3f before",
+			      ULL(extra[i] / MS), qds[j], before);
+			CHECK(after >= 0.9, "+%llu ms qd %u: %.3f after",
+			      ULL(extra[i] / MS), qds[j], after);
+		}
+	}
+}
+
+static int slow_restore(u64 t)
+{
+	return t >= 5 * SEC && t < 10 * SEC ? 0 : -1;
+}
+
+/* Path 0 is slowed from 5 s to 10 s: its share is back by 13 s. */
+static void test_sim_restore(void)
+{
+	static const u64 extra[] = { 1 * MS, 20 * MS };
+	struct sim s = { .p = defaults(), .base_ns = 200 * US,
+			 .slow = slow_restore };
+	unsigned int i;
+
+	for (i = 0; i < 2; i++) {
+		double before, during, after, back;
+
+		s.extra_ns = extra[i];
+		sim_run(&s, 16, 15 * SEC);
+		before = sim_share(&s, 0, 4 * SEC, 5 * SEC);
+		during = sim_share(&s, 0, 7 * SEC, 10 * SEC);
+		after = sim_share(&s, 0, 13 * SEC, 15 * SEC);
+		back = sim_settle_sec(&s, 0, 10 * SEC, 15 * SEC, 0.8 * before);
+		printf("  restore +%llu ms qd 16: share %.3f before, %.3f slow, %.3f 3 s after; back in %.1f s; probes %llu/%llu\n",
+		       ULL(extra[i] / MS), before, during, after, back,
+		       ULL(s.probes[0]), ULL(s.probes[1]));
+		CHECK(back <= 3.0, "+%llu ms: back in %.1f s",
+		      ULL(extra[i] / MS), back);
+		CHECK(before > 0.35 && before < 0.65, "+%llu ms: %.3f before",
+		      ULL(extra[i] / MS), before);
+		CHECK(during < before / 4, "+%llu ms: %.3f while slow",
+		      ULL(extra[i] / MS), during);
+		CHECK(after >= 0.8 * before, "+%llu ms: %.3f after",
+		      ULL(extra[i] / MS), after);
+	}
+}
+
+static const struct {
+	const char *name;
+	void (*fn)(void);
+} tests[] = {
+	{ "first_sample",	test_first_sample },
+	{ "ewma_convergence",	test_ewma_convergence },
+	{ "ewma_precision",	test_ewma_precision },
+	{ "decay_extremes",	test_decay_extremes },
+	{ "weight_power",	test_weight_power },
+	{ "age_forgets",	test_age_forgets },
+	{ "staleness",		test_staleness },
+	{ "min_samples",	test_min_samples },
+	{ "probe_bounding",	test_probe_bounding },
+	{ "overflow_ceiling",	test_overflow_ceiling },
+	{ "sim_swap",		test_sim_swap },
+	{ "sim_restore",	test_sim_restore },
+};
+
+int main(void)
+{
+	int passed = 0, failed = 0;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(tests); i++) {
+		int before = nr_bad;
+
+		tests[i].fn();
+		if (nr_bad == before) {
+			passed++;
+			printf("ok   %s\n", tests[i].name);
+		} else {
+			failed++;
+			printf("FAIL %s\n", tests[i].name);
+		}
+	}
+	printf("unit: %d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
