@@ -6,13 +6,15 @@
 #   make demo                 show the latency policy at work in the VM lab
 #   make check                unit tests + VM tests (installs what it needs)
 #   make bench                policy comparison table in the VM lab
-#   make lint-kernel          checkpatch and sparse on our kernel code
+#   make lint                 checkpatch and sparse on our kernel code,
+#                             lintian and rpmlint on the packages
+#   make deb | rpm | dist     packages (see scripts/packaging.mk)
 
 KVER	?= $(shell uname -r)
 KSRC	?=
 SUITE	?= bookworm
 
-.PHONY: all modules demo check unit bench lint-kernel clean
+.PHONY: all modules demo check unit bench lint lint-kernel clean
 
 all: modules
 
@@ -30,6 +32,8 @@ unit:
 
 bench:
 	tests/bench/run $(SUITE)
+
+lint: lint-kernel
 
 lint-kernel:
 	tests/vm/lint $(SUITE)

@@ -28,7 +28,8 @@ PKG_RPM := $(PKG_OUT)/nvme-latency-dkms-$(PKG_VERSION)-$(PKG_RPM_RELEASE).noarch
 PKG_FILES := Makefile VERSION dkms.conf scripts src etc docs debian
 PKG_EXCLUDE := --exclude-vcs --exclude='*.o' --exclude='*.ko' \
 	--exclude='*.mod' --exclude='*.mod.c' --exclude='.*.cmd' \
-	--exclude=modules.order --exclude=Module.symvers --exclude='*~'
+	--exclude=modules.order --exclude=Module.symvers --exclude='*~' \
+	--exclude=.keep --exclude=.gitignore
 
 PKG_PRESENT = $(notdir $(wildcard $(addprefix $(PKG_TOP)/,$(PKG_FILES) \
 	COPYING LICENSE* README*)))

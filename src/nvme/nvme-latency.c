@@ -113,7 +113,7 @@ static void nvme_lat_detach(struct nvme_ns *ns)
  * heads and paths stable and each listed path alive: nvme_ns_remove()
  * unlinks a path under it before calling nvme_lat_remove_path().
  */
-static int nvme_lat_for_each_path(struct nvme_subsystem *subsys, bool attach)
+static int nvme_lat_update_paths(struct nvme_subsystem *subsys, bool attach)
 {
 	struct nvme_ns_head *head;
 	struct nvme_ns *ns;
@@ -171,7 +171,7 @@ int nvme_lat_set_iopolicy(struct nvme_subsystem *subsys, int policy)
 		ret = nvme_lat_get();
 		if (ret)
 			goto out_unlock;
-		ret = nvme_lat_for_each_path(subsys, true);
+		ret = nvme_lat_update_paths(subsys, true);
 		if (ret)
 			goto out_detach;
 		nvme_lat_put();
@@ -179,13 +179,13 @@ int nvme_lat_set_iopolicy(struct nvme_subsystem *subsys, int policy)
 	WRITE_ONCE(subsys->iopolicy, policy);
 	if (old == NVME_IOPOLICY_LAT && policy != NVME_IOPOLICY_LAT) {
 		nvme_lat_sync(subsys);
-		nvme_lat_for_each_path(subsys, false);
+		nvme_lat_update_paths(subsys, false);
 	}
 	mutex_unlock(&nvme_lat_mutex);
 	return old;
 
 out_detach:
-	nvme_lat_for_each_path(subsys, false);
+	nvme_lat_update_paths(subsys, false);
 	nvme_lat_put();
 out_unlock:
 	mutex_unlock(&nvme_lat_mutex);
