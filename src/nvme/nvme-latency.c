@@ -121,6 +121,8 @@ static int nvme_lat_update_paths(struct nvme_subsystem *subsys, bool attach)
 
 	mutex_lock(&subsys->lock);
 	list_for_each_entry(head, &subsys->nsheads, entry) {
+		if (!head->disk)	/* not multipath: no path selection */
+			continue;
 		list_for_each_entry(ns, &head->list, siblings) {
 			if (!attach) {
 				nvme_lat_detach(ns);
@@ -196,7 +198,8 @@ out_unlock:
 void nvme_lat_add_path(struct nvme_ns *ns)
 {
 	mutex_lock(&nvme_lat_mutex);
-	if (READ_ONCE(ns->ctrl->subsys->iopolicy) == NVME_IOPOLICY_LAT)
+	if (ns->head->disk &&
+	    READ_ONCE(ns->ctrl->subsys->iopolicy) == NVME_IOPOLICY_LAT)
 		nvme_lat_attach(ns);
 	mutex_unlock(&nvme_lat_mutex);
 }
