@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of src/nodelat/nlat-math.h.  The header is the one the kernel
- * module compiles; shim/ stands in for <linux/types.h> and <linux/math64.h>.
+ * Unit tests of src/nodelat/nlat-math.h (the tracker's math) and of
+ * src/nvme/nvme-latency-cost.h (the iopolicy's path comparison).  Both are
+ * the headers the kernel modules compile; shim/ stands in for
+ * <linux/types.h> and <linux/math64.h>.
  *
  * Each test reports through CHECK(); a test passes when none of its checks
  * failed.  The two sim_* tests drive the math with a small closed-loop model
  * of two paths and the selection rule of nvme-core's "latency" iopolicy
- * (probe first, else lowest lat_ns * (1 + inflight)) to check the default
+ * (probe first, else the best path by nvme_lat_cmp()) to check the default
  * knobs against the lab targets.
  */
 #include <math.h>
@@ -15,6 +17,7 @@
 #include <string.h>
 
 #include "nlat-math.h"
+#include "nvme-latency-cost.h"
 
 #define US	1000ULL
 #define MS	1000000ULL
@@ -320,6 +323,50 @@ static void test_overflow_ceiling(void)
 	CHECK(nlat_ewma_ns(top) == NLAT_LAT_MAX_NS, "");
 }
 
+/* nvme_lat_cmp(): the contract stated in nvme-latency-cost.h. */
+static int cmp(u64 la, u32 ia, u64 lb, u32 ib)
+{
+	struct nvme_lat_cand a = { la, ia }, b = { lb, ib };
+	int r = nvme_lat_cmp(&a, &b), r2 = nvme_lat_cmp(&b, &a);
+
+	CHECK((r < 0 && r2 > 0) || (r > 0 && r2 < 0) || (r == 0 && r2 == 0),
+	      "not antisymmetric: %d %d", r, r2);
+	return r;
+}
+
+static void test_cmp_rule(void)
+{
+	/* an estimate beats none, whatever the queues */
+	CHECK(cmp(5 * MS, 100, 0, 0) < 0, "");
+	/* no estimates: fewer in flight (queue-depth), then equal */
+	CHECK(cmp(0, 3, 0, 4) < 0, "");
+	CHECK(cmp(0, 4, 0, 4) == 0, "");
+	/* idle paths: lower latency */
+	CHECK(cmp(200 * US, 0, 1200 * US, 0) < 0, "");
+	/* equal latency: fewer in flight */
+	CHECK(cmp(300 * US, 2, 300 * US, 5) < 0, "");
+	CHECK(cmp(300 * US, 5, 300 * US, 5) == 0, "");
+	/* a queue costs 1/NVME_LAT_QUEUE_SHARE of a latency per request */
+	CHECK(cmp(1 * MS, 31, 5 * MS, 0) < 0, "5x slower idle loses at 31");
+	CHECK(cmp(1 * MS, 32, 5 * MS, 0) > 0, "wins from 32 (equal cost: inflight)");
+	CHECK(cmp(1 * MS, 33, 5 * MS, 0) > 0, "5x slower idle wins at 33");
+	/* a path 20 ms slower never wins against a QD 32 fast path */
+	CHECK(cmp(300 * US, 32, 20300 * US, 0) < 0, "");
+}
+
+static void test_cmp_ceiling(void)
+{
+	struct nvme_lat_cand huge = { ~0ULL, ~0U }, cap = {
+		NVME_LAT_MAX_NS, NVME_LAT_MAX_INFLIGHT };
+
+	/* capped, no wrap: the largest cost is the cap's, and finite */
+	CHECK(nvme_lat_cost(&huge) == nvme_lat_cost(&cap), "");
+	CHECK(nvme_lat_cost(&cap) / NVME_LAT_MAX_NS ==
+	      NVME_LAT_QUEUE_SHARE + NVME_LAT_MAX_INFLIGHT, "wrapped");
+	CHECK(cmp(~0ULL, ~0U, NVME_LAT_MAX_NS - 1, 0) > 0, "");
+	CHECK(cmp(1, ~0U, 2, 0) > 0, "");
+}
+
 /*
  * Two paths, a closed loop of @qd threads, latencies fixed by the scenario
  * with +-10% noise; a path's "fold work" is queued by its first completion
@@ -355,7 +402,7 @@ static u64 sim_lat(struct sim *s, int path, u64 t)
 
 static int sim_choose(struct sim *s, u64 now)
 {
-	u64 cost, best_cost = 0;
+	struct nvme_lat_cand c, best_c = { 0 };
 	int i, best = -1;
 
 	for (i = 0; i < SIM_PATHS; i++) {
@@ -368,12 +415,13 @@ static int sim_choose(struct sim *s, u64 now)
 			return i;
 		}
 	}
+	/* as nvme_latency_pick() in the nvme-core patch */
 	for (i = 0; i < SIM_PATHS; i++) {
-		cost = nlat_ewma_ns(s->path[i].est.ewma) *
-			(1 + s->path[i].inflight);
-		if (best < 0 || cost < best_cost) {
+		c.lat_ns = nlat_ewma_ns(s->path[i].est.ewma);
+		c.inflight = s->path[i].inflight;
+		if (best < 0 || nvme_lat_cmp(&c, &best_c) < 0) {
 			best = i;
-			best_cost = cost;
+			best_c = c;
 		}
 	}
 	return best;
@@ -544,6 +592,8 @@ static const struct {
 	{ "min_samples",	test_min_samples },
 	{ "probe_bounding",	test_probe_bounding },
 	{ "overflow_ceiling",	test_overflow_ceiling },
+	{ "cmp_rule",		test_cmp_rule },
+	{ "cmp_ceiling",	test_cmp_ceiling },
 	{ "sim_swap",		test_sim_swap },
 	{ "sim_restore",	test_sim_restore },
 };
