@@ -4,7 +4,9 @@
 #
 #   make modules [KVER=<release>] [KSRC=<tree or tarball>]  build into out/KVER/
 #   make demo                 show the latency policy at work in the VM lab
-#   make check                unit tests + VM tests (installs what it needs)
+#   make check                unit, build, VM and package tests on Debian 12's
+#                             kernel (installs what it needs); SUITES="bookworm
+#                             trixie sid" for the other series too
 #   make bench                policy comparison table in the VM lab
 #   make lint                 checkpatch and sparse on our kernel code,
 #                             lintian and rpmlint on the packages
@@ -25,7 +27,7 @@ demo:
 	tests/vm/demo $(SUITE)
 
 check:
-	tests/run $(if $(TESTS),$(TESTS))
+	NLAT_SUITES="$(or $(SUITES),bookworm)" tests/run $(TESTS)
 
 unit:
 	$(MAKE) -C tests/unit
