@@ -535,6 +535,17 @@ unlock:
 	mutex_unlock(&q->rq_qos_mutex);
 }
 
+static bool nlat_tracked(struct request_queue *q)
+{
+	bool ret;
+
+	/* as in nlat_read(): an nq in nlat_hash is not freed under RCU */
+	rcu_read_lock();
+	ret = nlat_lookup(q);
+	rcu_read_unlock();
+	return ret;
+}
+
 static bool nlat_read(struct request_queue *q, int node, unsigned int cls,
 		      struct nlat_view *v)
 {
@@ -574,6 +585,7 @@ static bool nlat_read(struct request_queue *q, int node, unsigned int cls,
 const struct blk_nodelat_ops blk_nodelat_ops = {
 	.attach	= nlat_attach,
 	.detach	= nlat_detach,
+	.tracked = nlat_tracked,
 	.read	= nlat_read,
 };
 EXPORT_SYMBOL_GPL(blk_nodelat_ops);

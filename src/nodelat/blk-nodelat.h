@@ -56,6 +56,11 @@ struct blk_nodelat_ops {
 	 */
 	void (*detach)(struct request_queue *q);
 	/*
+	 * Whether @q is tracked.  Reads nothing else and grants no probe;
+	 * for the control path (a user keeping count of its attaches).
+	 */
+	bool (*tracked)(struct request_queue *q);
+	/*
 	 * Fill @v for I/O submitted from @node of size class @cls.  Called
 	 * per I/O under RCU or SRCU protection of the path; does not sleep.
 	 * lat_ns is 0 until the first window with samples has been folded.

@@ -6,7 +6,7 @@
  * only when there is none), to the path with the lowest expected latency
  * for the submitting CPU's NUMA node and the I/O's size class:
  *
- *	cost = lat_ns * (1 + inflight)		(nvme-latency-cost.h)
+ *	cost = lat_ns * (1 + inflight / 8)	(nvme-latency-cost.h)
  *
  * lat_ns is the EWMA that blk-nodelat keeps for the path's request queue,
  * inflight the requests started and not completed on it.  A path whose
@@ -77,9 +77,8 @@ static void nvme_lat_put(void)
 static bool nvme_lat_tracked(struct nvme_ns *ns)
 {
 	const struct blk_nodelat_ops *ops = nvme_lat_ops_locked();
-	struct nlat_view v;
 
-	return ops && ops->read(ns->queue, numa_node_id(), 0, &v);
+	return ops && ops->tracked(ns->queue);
 }
 
 static int nvme_lat_attach(struct nvme_ns *ns)
