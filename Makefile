@@ -4,9 +4,9 @@
 #
 #   make modules [KVER=<release>] [KSRC=<tree or tarball>]  build into out/KVER/
 #   make demo                 show the latency policy at work in the VM lab
-#   make check                unit, build, VM and package tests on Debian 12's
-#                             kernel (installs what it needs); SUITES="bookworm
-#                             trixie sid" for the other series too
+#   make check                unit tests, then build, VM and package tests on
+#                             each Debian series (installs what it needs);
+#                             SUITES="trixie" for one of them
 #   make bench                policy comparison table in the VM lab
 #   make lint                 checkpatch and sparse on our kernel code,
 #                             lintian and rpmlint on the packages
@@ -15,6 +15,7 @@
 KVER	?= $(shell uname -r)
 KSRC	?=
 SUITE	?= bookworm
+SUITES	?= bookworm trixie sid
 
 .PHONY: all modules demo check unit bench lint lint-kernel clean
 
@@ -27,7 +28,7 @@ demo:
 	tests/vm/demo $(SUITE)
 
 check:
-	NLAT_SUITES="$(or $(SUITES),bookworm)" tests/run $(TESTS)
+	NLAT_SUITES="$(SUITES)" tests/run $(TESTS)
 
 unit:
 	$(MAKE) -C tests/unit
