@@ -21,6 +21,8 @@
 
 #include <linux/version.h>
 #include <linux/blk-mq.h>
+#include <linux/jiffies.h>
+#include <linux/sched/mm.h>
 #include "blk-rq-qos.h"
 
 #ifndef NLAT_PROBED
@@ -67,6 +69,26 @@ static inline void nlat_unfreeze(struct request_queue *q, unsigned int memflags)
 	blk_mq_unfreeze_queue(q);
 }
 #endif
+
+/*
+ * Freeze @q, waiting at most @ms for its requests to drain; on timeout undo
+ * the freeze and return false.  Built from the exported start and wait
+ * helpers, which every supported release has; memflags as nlat_freeze().
+ */
+static inline bool nlat_freeze_timeout(struct request_queue *q,
+				       unsigned int ms, unsigned int *memflags)
+{
+#ifdef NLAT_HAVE_FREEZE_MEMFLAGS
+	*memflags = memalloc_noio_save();
+#else
+	*memflags = 0;
+#endif
+	blk_freeze_queue_start(q);
+	if (blk_mq_freeze_queue_wait_timeout(q, msecs_to_jiffies(ms)) > 0)
+		return true;
+	nlat_unfreeze(q, *memflags);
+	return false;
+}
 
 /*
  * 6.17: the rq_qos hooks run only while QUEUE_FLAG_QOS_ENABLED is set; the
@@ -130,8 +152,8 @@ static inline void nlat_rqos_init(struct rq_qos *rqos, struct request_queue *q,
 }
 
 /*
- * Link @rqos into @q's list.  Caller holds q->rq_qos_mutex and has frozen
- * the queue: no request is in flight, so every request issued after the
+ * Link @rqos into @q's list.  Caller has frozen the queue and holds
+ * q->rq_qos_mutex: no request is in flight, so every request issued after the
  * unfreeze passes through our issue hook before it can reach done.
  */
 static inline int nlat_rqos_link(struct request_queue *q, struct rq_qos *rqos)

@@ -11,11 +11,12 @@
  * in flight.  Users read both per I/O through blk_nodelat_ops.read().
  *
  * Completion path.  done adds the latency to per-CPU counters (sum_ns, nr)
- * of its (node, class) cell with this_cpu_add(): irq-safe, no lock, no
- * shared cache line.  The counters only grow; the fold sums every CPU's
- * and subtracts the totals it saw last time, so done never waits for it.
- * The fold may see a sample's sum before its count (two adds): that sample
- * then counts one window late, a bias of at most one sample per window.
+ * of its (node, class) cell, interrupts off, under a per-CPU sequence
+ * count (nlat-acc.h): no lock, no shared cache line, and the fold never
+ * sees a count without its sum.  The counters only grow; the fold sums
+ * every CPU's and subtracts the totals it saw last time, so done never
+ * waits for it.  Requests that end in error or are failed over are no
+ * samples: the user tells us with end_error() before they end.
  *
  * Window.  The fold is a delayed work item, queued by the first completion
  * after the previous fold to run one window (window_usec) later; it does
@@ -41,6 +42,15 @@
  * folds any sample, however few.  Probes are thus bounded to one I/O per
  * window per (queue, node, class).
  *
+ * Waiting.  While a queue has requests in flight, read() reports at least
+ * the time since its last completion (or since it became busy) as its
+ * latency: a path that stops answering reads as slow as it has kept us
+ * waiting, so new I/O leaves it within about one latency of the live
+ * path.  With no completion for stale_windows windows it is stalled:
+ * read() says so and grants it no probe, so it gets nothing more until
+ * the transport notices.  The time of the last completion is stored on
+ * the in-flight line that every I/O writes anyway.
+ *
  * Defaults.  window_usec 50000: 20 folds a second, enough samples per
  * window from a few hundred IOPS.  history_pct 75: 90% of a latency step
  * is absorbed in 8 windows (0.4 s), well within the 2 s in which traffic
@@ -53,23 +63,36 @@
  * check these defaults against a two-path model of both targets.
  *
  * In flight.  One atomic per queue (queue-depth keeps one per controller):
- * +1 in issue, -1 in requeue or done.  RQF_STATS marks a counted request:
- * blk_mq_start_request() sets it just before calling our issue hook, and
- * we clear it when uncounting.  That makes requeue (also called for
- * requests never started) and done (called twice for the data request of
- * a flush sequence: before its ->end_io, and when the sequence ends it)
- * count once.  Clearing it after __blk_mq_end_request_acct() also keeps
- * blk-stat from adding that second end.  Passthrough is not counted.
+ * +1 in issue, -1 in requeue, end_error or done.  RQF_STATS marks a
+ * counted request: blk_mq_start_request() sets it just before calling our
+ * issue hook, and we clear it when uncounting.  That makes requeue (also
+ * called for requests never started) and done (called twice for the data
+ * request of a flush sequence: before its ->end_io, and when the sequence
+ * ends it) count once.  Clearing it after __blk_mq_end_request_acct() also
+ * keeps blk-stat from adding that second end.  Passthrough is counted
+ * where the block core starts it with RQF_STATS (6.1; 6.12 and 7.2 call
+ * no rq_qos hook for it, and nvme-core counts it itself), never sampled.
  * Attach and detach link and unlink us with the queue frozen, so no
  * request straddles them.
  *
  * Lifetime.  Trackers are found by request_queue in nlat_hash: under RCU
  * by read(), under q->rq_qos_mutex by attach and detach; they are freed
- * after a grace period.  Queue teardown calls our rq_qos exit hook (under
- * q->rq_qos_mutex, no request in flight), which drops the tracker as the
- * last detach would; later detach calls find nothing.  Each tracker holds
- * a module reference until it is released; module exit waits for the
- * frees still pending.
+ * after a grace period.  Only registered queues are tracked: queue
+ * teardown (del_gendisk(), and add_disk()'s unwind) calls our rq_qos exit
+ * hook (queue frozen, q->rq_qos_mutex held), which drops the tracker as
+ * detach would, while a queue that is never registered is freed without
+ * it.  Each tracker holds a module reference until it is released; module
+ * exit waits for the frees still pending.
+ *
+ * Locks.  Attach and detach allocate before taking anything, then freeze
+ * the queue, then take q->rq_qos_mutex: the order of teardown (which
+ * calls rq_qos_exit() on a frozen queue) and of 7.2's iocost, so that no
+ * allocation can reclaim into a queue another task froze while we hold
+ * the mutex it needs.  The attach freeze waits at most
+ * NLAT_ATTACH_FREEZE_MS (a queue whose requests wait on a reconnecting
+ * controller may not drain for minutes): the user retries later.  debugfs
+ * is handled outside q->rq_qos_mutex under q->debugfs_mutex, as 7.2
+ * requires of debugfs_mutex.
  *
  * rq_qos id.  Ids are only compared for equality, by rq_qos_id() looking
  * for RQ_QOS_WBT, RQ_QOS_LATENCY or RQ_QOS_COST (0 .. 2).  NLAT_RQ_QOS_ID
@@ -98,10 +121,12 @@
 #include "blk-mq.h"
 #include "nlat-compat.h"
 #include "blk-nodelat.h"
+#include "nlat-acc.h"
 #include "nlat-math.h"
 
 #define NLAT_RQ_QOS_ID		((enum rq_qos_id)0x6e6c)	/* "nl" */
 #define NLAT_HASH_BITS		6
+#define NLAT_ATTACH_FREEZE_MS	1000
 
 /*
  * Knobs: /sys/module/blk_nodelat/parameters/.  Out-of-range writes fail
@@ -166,12 +191,6 @@ static struct nlat_knob nlat_knob_stale_windows = {
 module_param_cb(stale_windows, &nlat_knob_ops, &nlat_knob_stale_windows, 0644);
 MODULE_PARM_DESC(stale_windows, "windows without update before probing, 1..1000 (4)");
 
-/* Per-CPU counters of one cell: only grow, only their CPU adds. */
-struct nlat_acc {
-	u64	sum_ns;
-	u64	nr;
-};
-
 /* One (node, size class) of a queue; one cache line. */
 struct nlat_cell {
 	struct nlat_est	est;		/* written by the fold only */
@@ -184,12 +203,13 @@ struct nlat_queue {
 	struct rq_qos		rqos;
 	struct request_queue	*q;
 	struct hlist_node	hash_node;	/* nlat_hash */
-	unsigned int		users;		/* under q->rq_qos_mutex */
 	unsigned int		nr_cells;	/* nr_node_ids * classes */
 	struct nlat_acc __percpu *acc;		/* [nr_cells] per CPU */
 	struct delayed_work	fold_work;
 	struct rcu_head		rcu;
 	atomic_t		inflight ____cacheline_aligned_in_smp;
+	u64			done_ns;	/* last completion, ktime_get_ns() */
+	u64			busy_ns;	/* inflight went 0 -> 1 */
 	struct nlat_cell	cells[] ____cacheline_aligned_in_smp;
 };
 
@@ -199,6 +219,7 @@ struct nlat_queue {
  */
 static DEFINE_HASHTABLE(nlat_hash, NLAT_HASH_BITS);
 static DEFINE_SPINLOCK(nlat_hash_lock);
+static atomic_t nlat_nr_queues = ATOMIC_INIT(0);
 
 static inline struct nlat_queue *nlat_rqos_to_nq(struct rq_qos *rqos)
 {
@@ -252,10 +273,11 @@ static void nlat_fold_cell(struct nlat_queue *nq, unsigned int i, u64 now,
 	int cpu;
 
 	for_each_possible_cpu(cpu) {
-		const struct nlat_acc *a = per_cpu_ptr(&nq->acc[i], cpu);
+		u64 cs, cn;
 
-		sum += READ_ONCE(a->sum_ns);
-		nr += READ_ONCE(a->nr);
+		nlat_acc_read(per_cpu_ptr(&nq->acc[i], cpu), &cs, &cn);
+		sum += cs;
+		nr += cn;
 	}
 	if (nlat_fold(&e, sum - c->seen_sum, nr - c->seen_nr, now, p)) {
 		WRITE_ONCE(c->est.ewma, e.ewma);
@@ -298,7 +320,6 @@ static struct nlat_queue *nlat_alloc(struct request_queue *q)
 		goto free_nq;
 	nq->q = q;
 	nq->nr_cells = nr_cells;
-	nq->users = 1;
 	INIT_DELAYED_WORK(&nq->fold_work, nlat_fold_work);
 	return nq;
 
@@ -323,7 +344,7 @@ static void nlat_free_rcu(struct rcu_head *head)
 /* See "In flight" at the top. */
 static inline bool nlat_rq_counted(struct request *rq)
 {
-	return (rq->rq_flags & RQF_STATS) && !blk_rq_is_passthrough(rq);
+	return rq->rq_flags & RQF_STATS;
 }
 
 static void nlat_uncount(struct nlat_queue *nq, struct request *rq)
@@ -334,8 +355,10 @@ static void nlat_uncount(struct nlat_queue *nq, struct request *rq)
 
 static void nlat_rqos_issue(struct rq_qos *rqos, struct request *rq)
 {
-	if (nlat_rq_counted(rq))
-		atomic_inc(&nlat_rqos_to_nq(rqos)->inflight);
+	struct nlat_queue *nq = nlat_rqos_to_nq(rqos);
+
+	if (nlat_rq_counted(rq) && atomic_inc_return(&nq->inflight) == 1)
+		WRITE_ONCE(nq->busy_ns, ktime_get_ns());
 }
 
 /* Before the block core resets the request to idle. */
@@ -349,35 +372,60 @@ static void nlat_rqos_done(struct rq_qos *rqos, struct request *rq)
 {
 	struct nlat_queue *nq = nlat_rqos_to_nq(rqos);
 	u64 start = rq->io_start_time_ns, now, bytes;
+	unsigned long flags;
 	unsigned int i;
 
 	if (!nlat_rq_counted(rq))
 		return;
 	nlat_uncount(nq, rq);
+	now = ktime_get_ns();
+	/* on the line the uncount just wrote */
+	WRITE_ONCE(nq->done_ns, now);
 	if (req_op(rq) != REQ_OP_READ && req_op(rq) != REQ_OP_WRITE)
 		return;
 
-	now = ktime_get_ns();
 	bytes = (u64)blk_rq_stats_sectors(rq) << SECTOR_SHIFT;
 	i = nlat_cell_idx(cpu_to_node(rq->mq_ctx->cpu),
 			  nlat_size_class(min_t(u64, bytes, UINT_MAX)));
-	this_cpu_add(nq->acc[i].nr, 1);
-	this_cpu_add(nq->acc[i].sum_ns,
+	local_irq_save(flags);
+	nlat_acc_add(this_cpu_ptr(&nq->acc[i]),
 		     nlat_clamp_lat(now > start ? now - start : 0));
+	local_irq_restore(flags);
 	/* Reading the pending bit shares the line; only queueing writes it. */
 	if (!delayed_work_pending(&nq->fold_work))
 		schedule_delayed_work(&nq->fold_work,
 				      usecs_to_jiffies(READ_ONCE(nlat_window_usec)));
 }
 
+/*
+ * The user saw @rq fail or fail over: uncount it now, so done takes no
+ * sample.  The request holds a queue reference, so q->rq_qos cannot be
+ * unlinked under us (that needs the queue frozen).
+ */
+static void nlat_end_error(struct request *rq)
+{
+	struct rq_qos *rqos;
+
+	if (!nlat_rq_counted(rq))
+		return;
+	rqos = rq_qos_id(rq->q, NLAT_RQ_QOS_ID);
+	if (rqos)
+		nlat_uncount(nlat_rqos_to_nq(rqos), rq);
+}
+
 static int nlat_stats_show(struct seq_file *m, void *unused)
 {
 	struct nlat_queue *nq = m->private;
-	u64 now = nlat_now();
+	u64 now = nlat_now(), done, fine;
 	unsigned int cls;
 	int node;
 
-	seq_printf(m, "inflight %d\n", atomic_read(&nq->inflight));
+	done = READ_ONCE(nq->done_ns);
+	fine = ktime_get_ns();
+	seq_printf(m, "inflight %d done_age_msec %lld\n",
+		   atomic_read(&nq->inflight),
+		   done ? (s64)div_u64(fine > done ? fine - done : 0,
+				       NSEC_PER_MSEC) : -1LL);
 	seq_puts(m, "node class lat_nsec samples age_msec\n");
 	for_each_node(node) {
 		for (cls = 0; cls < NLAT_NR_CLASSES; cls++) {
@@ -399,63 +447,87 @@ static int nlat_stats_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(nlat_stats);
 
+/* Caller holds q->debugfs_mutex. */
+static bool nlat_debugfs_present(struct request_queue *q)
+{
+	struct dentry *d = debugfs_lookup("nodelat", q->debugfs_dir);
+
+	dput(d);
+	return d;
+}
+
 /*
  * q->debugfs_mutex orders us against blk_register_queue() and
  * blk_unregister_queue(), which create and remove q->debugfs_dir with
- * everything in it.  We keep no dentry: removal looks ours up, so a
- * directory the block core already removed is never touched again.
+ * everything in it, and against our own detach.  The tracker found here
+ * cannot be freed while we hold the mutex with debugfs_dir set: detach
+ * removes our files under it before the free, and teardown's exit hook
+ * runs after blk_unregister_queue() has cleared debugfs_dir under it.
  */
-static void nlat_debugfs_register(struct nlat_queue *nq)
+static void nlat_debugfs_register(struct request_queue *q)
 {
-	struct request_queue *q = nq->q;
+	struct nlat_queue *nq;
 	unsigned int noio;
 	struct dentry *dir;
 
 	mutex_lock(&q->debugfs_mutex);
-	/* someone may freeze the queue: no reclaim into it from here */
+	/* teardown may have frozen the queue: no reclaim into it */
 	noio = memalloc_noio_save();
-	if (q->debugfs_dir) {
+	if (!q->debugfs_dir || nlat_debugfs_present(q))
+		goto out;
+	rcu_read_lock();
+	nq = nlat_lookup(q);
+	rcu_read_unlock();
+	if (nq) {
 		dir = debugfs_create_dir("nodelat", q->debugfs_dir);
 		debugfs_create_file("stats", 0400, dir, nq, &nlat_stats_fops);
 	}
+out:
 	memalloc_noio_restore(noio);
 	mutex_unlock(&q->debugfs_mutex);
 }
 
-static void nlat_debugfs_unregister(struct nlat_queue *nq)
+static void nlat_debugfs_unregister(struct request_queue *q)
 {
-	struct request_queue *q = nq->q;
-
 	mutex_lock(&q->debugfs_mutex);
 	if (q->debugfs_dir)
 		debugfs_lookup_and_remove("nodelat", q->debugfs_dir);
 	mutex_unlock(&q->debugfs_mutex);
 }
 
-/*
- * Drop a tracker already unlinked from q->rq_qos, with q->rq_qos_mutex
- * held.  No hook of ours can run any more, so once the fold work is
- * cancelled nothing can queue it again; debugfs removal waits for open
- * readers.  read() may still hold @nq under RCU: free after a grace period.
- * The module reference goes now, so that rmmod works right after the last
- * detach: nlat_exit() waits for the pending free with rcu_barrier().
- */
-static void nlat_release(struct nlat_queue *nq)
+/* Caller holds q->rq_qos_mutex; read() may hold @nq under RCU still. */
+static void nlat_unhash(struct nlat_queue *nq)
 {
 	spin_lock(&nlat_hash_lock);
 	hash_del_rcu(&nq->hash_node);
 	spin_unlock(&nlat_hash_lock);
-	nlat_debugfs_unregister(nq);
+}
+
+/*
+ * Drop a tracker that is unlinked from q->rq_qos and nlat_hash and has no
+ * debugfs files.  No hook of ours can run any more, so once the fold work
+ * is cancelled nothing can queue it again.  The module reference goes
+ * now, so that rmmod works right after: nlat_exit() waits for the free.
+ */
+static void nlat_release(struct nlat_queue *nq)
+{
 	cancel_delayed_work_sync(&nq->fold_work);
 	blk_stat_disable_accounting(nq->q);
+	atomic_dec(&nlat_nr_queues);
 	call_rcu(&nq->rcu, nlat_free_rcu);
 	module_put(THIS_MODULE);
 }
 
-/* Queue teardown: rq_qos_exit() unlinked us and holds q->rq_qos_mutex. */
+/*
+ * Queue teardown: rq_qos_exit() unlinked us, holds q->rq_qos_mutex and
+ * the queue is frozen; blk_unregister_queue() already removed debugfs.
+ */
 static void nlat_rqos_exit(struct rq_qos *rqos)
 {
-	nlat_release(nlat_rqos_to_nq(rqos));
+	struct nlat_queue *nq = nlat_rqos_to_nq(rqos);
+
+	nlat_unhash(nq);
+	nlat_release(nq);
 }
 
 static const struct rq_qos_ops nlat_rqos_ops = {
@@ -464,76 +536,6 @@ static const struct rq_qos_ops nlat_rqos_ops = {
 	.done		= nlat_rqos_done,
 	.exit		= nlat_rqos_exit,
 };
-
-static int nlat_attach(struct request_queue *q)
-{
-	struct nlat_queue *nq;
-	unsigned int memflags;
-	int ret;
-
-	ret = nlat_rqos_supported();
-	if (ret)
-		return ret;
-	if (!queue_is_mq(q))
-		return -EINVAL;
-
-	/*
-	 * q->rq_qos_mutex orders us with every change of q->rq_qos, the
-	 * block core's rq_qos_exit() included, and guards nq->users.
-	 */
-	mutex_lock(&q->rq_qos_mutex);
-	nq = nlat_lookup(q);
-	if (nq) {
-		nq->users++;
-		goto unlock;
-	}
-	ret = -ENODEV;
-	if (blk_queue_dying(q))
-		goto unlock;
-	nq = nlat_alloc(q);
-	ret = PTR_ERR_OR_ZERO(nq);
-	if (ret)
-		goto unlock;
-	nlat_rqos_init(&nq->rqos, q, NLAT_RQ_QOS_ID, &nlat_rqos_ops);
-
-	memflags = nlat_freeze(q);
-	ret = nlat_rqos_link(q, &nq->rqos);
-	if (!ret)
-		blk_stat_enable_accounting(q);
-	nlat_unfreeze(q, memflags);
-	if (ret)
-		goto free_nq;
-
-	spin_lock(&nlat_hash_lock);
-	hash_add_rcu(nlat_hash, &nq->hash_node, (unsigned long)q);
-	spin_unlock(&nlat_hash_lock);
-	nlat_debugfs_register(nq);
-	goto unlock;
-
-free_nq:
-	nlat_free(nq);		/* never published: no grace period needed */
-	module_put(THIS_MODULE);
-unlock:
-	mutex_unlock(&q->rq_qos_mutex);
-	return ret;
-}
-
-static void nlat_detach(struct request_queue *q)
-{
-	struct nlat_queue *nq;
-	unsigned int memflags;
-
-	mutex_lock(&q->rq_qos_mutex);
-	nq = nlat_lookup(q);
-	if (!nq || --nq->users)
-		goto unlock;
-	memflags = nlat_freeze(q);
-	nlat_rqos_unlink(q, &nq->rqos);
-	nlat_unfreeze(q, memflags);
-	nlat_release(nq);
-unlock:
-	mutex_unlock(&q->rq_qos_mutex);
-}
 
 static bool nlat_tracked(struct request_queue *q)
 {
@@ -546,13 +548,98 @@ static bool nlat_tracked(struct request_queue *q)
 	return ret;
 }
 
+static int nlat_attach(struct request_queue *q)
+{
+	struct nlat_queue *nq;
+	unsigned int memflags;
+	int ret;
+
+	ret = nlat_rqos_supported();
+	if (ret)
+		return ret;
+	if (!queue_is_mq(q))
+		return -EINVAL;
+	if (nlat_tracked(q))
+		return 0;
+	if (!blk_queue_registered(q))
+		return -EAGAIN;
+
+	/* Before any lock: reclaim may write through this very queue. */
+	nq = nlat_alloc(q);
+	if (IS_ERR(nq))
+		return PTR_ERR(nq);
+	nlat_rqos_init(&nq->rqos, q, NLAT_RQ_QOS_ID, &nlat_rqos_ops);
+
+	ret = -EBUSY;
+	if (!nlat_freeze_timeout(q, NLAT_ATTACH_FREEZE_MS, &memflags))
+		goto free_nq;
+	mutex_lock(&q->rq_qos_mutex);
+	ret = 0;
+	if (nlat_lookup(q))		/* a concurrent attach won */
+		goto unlock;
+	/* seen registered here, teardown's exit hook is still to come */
+	ret = -ENODEV;
+	if (blk_queue_dying(q) || !blk_queue_registered(q))
+		goto unlock;
+	ret = nlat_rqos_link(q, &nq->rqos);
+	if (ret)
+		goto unlock;
+	blk_stat_enable_accounting(q);
+	spin_lock(&nlat_hash_lock);
+	hash_add_rcu(nlat_hash, &nq->hash_node, (unsigned long)q);
+	spin_unlock(&nlat_hash_lock);
+	atomic_inc(&nlat_nr_queues);
+	nq = NULL;
+	ret = 1;
+unlock:
+	mutex_unlock(&q->rq_qos_mutex);
+	nlat_unfreeze(q, memflags);
+	if (ret == 1)
+		nlat_debugfs_register(q);
+free_nq:
+	if (nq) {
+		nlat_free(nq);		/* never published: no grace period */
+		module_put(THIS_MODULE);
+	}
+	return ret;
+}
+
+static bool nlat_detach(struct request_queue *q)
+{
+	struct nlat_queue *nq;
+	unsigned int memflags;
+
+	if (!nlat_tracked(q))
+		return false;
+	memflags = nlat_freeze(q);
+	mutex_lock(&q->rq_qos_mutex);
+	nq = nlat_lookup(q);
+	if (nq) {
+		nlat_rqos_unlink(q, &nq->rqos);
+		nlat_unhash(nq);
+	}
+	mutex_unlock(&q->rq_qos_mutex);
+	nlat_unfreeze(q, memflags);
+	if (!nq)
+		return false;
+	nlat_debugfs_unregister(q);
+	nlat_release(nq);
+	return true;
+}
+
+
+static unsigned int nlat_nr_tracked(void)
+{
+	return atomic_read(&nlat_nr_queues);
+}
+
 static bool nlat_read(struct request_queue *q, int node, unsigned int cls,
-		      struct nlat_view *v)
+		      bool may_probe, struct nlat_view *v)
 {
 	struct nlat_params p;
 	struct nlat_queue *nq;
 	struct nlat_cell *c;
-	u64 ewma, upd, probe, now;
+	u64 ewma, upd, probe, now, fine, since;
 
 	memset(v, 0, sizeof(*v));
 	if ((unsigned int)node >= nr_node_ids)
@@ -576,17 +663,24 @@ static bool nlat_read(struct request_queue *q, int node, unsigned int cls,
 
 	nlat_params_get(&p);
 	now = nlat_now();
-	if (nlat_probe_due(ewma, upd, probe, now, &p))
+	fine = ktime_get_ns();
+	since = max(READ_ONCE(nq->done_ns), READ_ONCE(nq->busy_ns));
+	v->lat_ns = nlat_waited_lat(v->lat_ns, v->inflight, since, fine);
+	v->stalled = nlat_stalled(v->inflight, since, fine, &p);
+	if (may_probe && !v->stalled &&
+	    nlat_probe_due(ewma, upd, probe, now, &p))
 		v->probe = cmpxchg64(&c->probe_ns, probe, now) == probe;
 	rcu_read_unlock();
 	return true;
 }
 
 const struct blk_nodelat_ops blk_nodelat_ops = {
-	.attach	= nlat_attach,
-	.detach	= nlat_detach,
-	.tracked = nlat_tracked,
-	.read	= nlat_read,
+	.attach		= nlat_attach,
+	.detach		= nlat_detach,
+	.tracked	= nlat_tracked,
+	.nr_tracked	= nlat_nr_tracked,
+	.read		= nlat_read,
+	.end_error	= nlat_end_error,
 };
 EXPORT_SYMBOL_GPL(blk_nodelat_ops);
 

@@ -38,41 +38,50 @@ struct nlat_view {
 	u64	lat_ns;		/* EWMA of completion latency, 0 if none yet */
 	u32	inflight;	/* queue's requests started, not completed */
 	bool	probe;		/* no fresh data: caller was granted a probe */
+	bool	stalled;	/* in flight, yet nothing completed for a while */
 };
+
+struct request;
 
 struct blk_nodelat_ops {
 	/*
 	 * Start tracking @q (sleeps: freezes the queue, so not from @q's
-	 * I/O path nor with @q frozen).  Attaching an already tracked queue
-	 * only takes another user reference.  Returns 0, -EINVAL (not
-	 * blk-mq), -ENODEV (queue dying), -ENOMEM, or -EOPNOTSUPP (a kernel
-	 * whose rq_qos hooks a module cannot enable).
+	 * I/O path nor with @q frozen).  Idempotent.  Returns 1 when it
+	 * started tracking, 0 when @q was tracked already, -EAGAIN when @q
+	 * is not registered (yet), -EBUSY when the queue did not drain in
+	 * time, -ENODEV (dying), -ENOMEM, -EINVAL (not blk-mq), or
+	 * -EOPNOTSUPP (a kernel whose rq_qos hooks a module cannot enable).
 	 */
 	int (*attach)(struct request_queue *q);
 	/*
-	 * Drop one user reference; the last one stops tracking (sleeps, as
-	 * attach).  Tracking also stops when @q is torn down; detach is then
-	 * a no-op, but every attach must still be paired with one.
+	 * Stop tracking @q (sleeps, as attach).  Idempotent; returns true if
+	 * it stopped tracking.  Tracking also stops when @q is torn down.
 	 */
-	void (*detach)(struct request_queue *q);
-	/*
-	 * Whether @q is tracked.  Reads nothing else and grants no probe;
-	 * for the control path (a user keeping count of its attaches).
-	 */
+	bool (*detach)(struct request_queue *q);
+	/* Whether @q is tracked; for the control path. */
 	bool (*tracked)(struct request_queue *q);
+	/* Queues tracked now: the user holds the ops while this is > 0. */
+	unsigned int (*nr_tracked)(void);
 	/*
 	 * Fill @v for I/O submitted from @node of size class @cls.  Called
 	 * per I/O under RCU or SRCU protection of the path; does not sleep.
 	 * lat_ns is 0 until the first window with samples has been folded.
-	 * When the estimate is missing or stale (not updated for
-	 * stale_windows windows; a stale estimate still reads its last
-	 * value), one caller per (queue, node, class) and window is told
-	 * v->probe = true.  The grant is used up whether or not the I/O is
-	 * sent here: stop reading other paths once one grants a probe.
-	 * Returns false when @q is not tracked (v is then zeroed).
+	 * When @may_probe and the estimate is missing or stale (not updated
+	 * for stale_windows windows; a stale estimate still reads its last
+	 * value) and the queue is not stalled, one caller per (queue, node,
+	 * class) and window is told v->probe = true.  The grant is used up
+	 * whether or not the I/O is sent here: stop reading other paths once
+	 * one grants a probe.  Pass !@may_probe for I/O that yields no
+	 * sample (passthrough, flush, discard).  Returns false when @q is
+	 * not tracked (v is then zeroed).
 	 */
 	bool (*read)(struct request_queue *q, int node, unsigned int cls,
-		     struct nlat_view *v);
+		     bool may_probe, struct nlat_view *v);
+	/*
+	 * @rq ends in error or is failed over: it is no latency sample.
+	 * Call before the request ends.
+	 */
+	void (*end_error)(struct request *rq);
 };
 
 extern const struct blk_nodelat_ops blk_nodelat_ops;

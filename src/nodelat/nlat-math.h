@@ -169,6 +169,37 @@ static inline bool nlat_stale(u64 ewma, u64 upd_ns, u64 now,
 }
 
 /*
+ * @since: the queue's last completion or, if later, the start of its busy
+ * period (0: none).  A request in flight for longer than the estimate
+ * says more than the estimate does: a path that stops answering reads as
+ * slow as the time it has kept us waiting, from its first overdue request
+ * on, instead of as fast as it was.
+ */
+static inline u64 nlat_waited_lat(u64 lat_ns, u32 inflight, u64 since,
+				  u64 now)
+{
+	if (!lat_ns || !inflight || (s64)(now - since) <= 0)
+		return lat_ns;
+	return now - since > lat_ns ? now - since : lat_ns;
+}
+
+/*
+ * A queue is stalled when it has requests in flight and answered nothing
+ * for stale_windows windows (@since as above): a path that silently
+ * stopped answering.  It gets no more I/O while another path answers, and
+ * no probe.
+ */
+static inline bool nlat_stalled(u32 inflight, u64 since, u64 now,
+				const struct nlat_params *p)
+{
+	if (!inflight)
+		return false;
+	if ((s64)(now - since) <= 0)
+		return false;
+	return now - since >= (u64)p->stale_windows * p->window_ns;
+}
+
+/*
  * Is a probe to be granted?  @probe_ns is the clock of the last probe
  * granted for this cell, 0 if none.  At most one per window: the caller
  * publishes @now as the new probe_ns (the kernel with a cmpxchg, so that

@@ -16,7 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <pthread.h>
+
 #include "nlat-math.h"
+#include "shim-atomic.h"
+#include "nlat-acc.h"
 #include "nvme-latency-cost.h"
 
 #define US	1000ULL
@@ -326,7 +330,7 @@ static void test_overflow_ceiling(void)
 /* nvme_lat_cmp(): the contract stated in nvme-latency-cost.h. */
 static int cmp(u64 la, u32 ia, u64 lb, u32 ib)
 {
-	struct nvme_lat_cand a = { la, ia }, b = { lb, ib };
+	struct nvme_lat_cand a = { la, ia, false }, b = { lb, ib, false };
 	int r = nvme_lat_cmp(&a, &b), r2 = nvme_lat_cmp(&b, &a);
 
 	CHECK((r < 0 && r2 > 0) || (r > 0 && r2 < 0) || (r == 0 && r2 == 0),
@@ -354,10 +358,89 @@ static void test_cmp_rule(void)
 	CHECK(cmp(300 * US, 32, 20300 * US, 0) < 0, "");
 }
 
+/* A stalled path loses to any path that answers, whatever its numbers. */
+static void test_cmp_stalled(void)
+{
+	struct nvme_lat_cand dead = { 100 * US, 1, true },
+			     slow = { 50 * MS, 64, false },
+			     none = { 0, 0, false },
+			     dead2 = { 100 * US, 2, true };
+	struct nlat_params p = defaults();
+
+	CHECK(nvme_lat_cmp(&slow, &dead) < 0 && nvme_lat_cmp(&dead, &slow) > 0, "");
+	CHECK(nvme_lat_cmp(&none, &dead) < 0, "");
+	/* all stalled: the usual order among them */
+	CHECK(nvme_lat_cmp(&dead, &dead2) < 0, "");
+	/* an overdue request raises the estimate to the time waited */
+	CHECK(nlat_waited_lat(1 * MS, 1, 10 * SEC - 5 * MS, 10 * SEC) == 5 * MS, "");
+	CHECK(nlat_waited_lat(1 * MS, 1, 10 * SEC - 1 * US, 10 * SEC) == 1 * MS, "");
+	CHECK(nlat_waited_lat(1 * MS, 0, 0, 10 * SEC) == 1 * MS, "idle");
+	CHECK(nlat_waited_lat(0, 3, 0, 10 * SEC) == 0, "no estimate stays none");
+	/* stalled: in flight and no completion for stale_windows windows */
+	CHECK(!nlat_stalled(0, 0, 10 * SEC, &p), "idle is not stalled");
+	CHECK(nlat_stalled(1, 0, 10 * SEC, &p), "never completed");
+	CHECK(!nlat_stalled(1, 10 * SEC - 4 * p.window_ns + 1, 10 * SEC, &p), "");
+	CHECK(nlat_stalled(1, 10 * SEC - 4 * p.window_ns, 10 * SEC, &p), "");
+	CHECK(!nlat_stalled(1, 11 * SEC, 10 * SEC, &p), "clock behind");
+}
+
+/*
+ * nlat-acc.h under a real race: one thread adds samples of exactly
+ * TORN_LAT ns, another folds as the module does.  A fold that sees a
+ * count without its sum (mean below TORN_LAT) or a sum without its count
+ * (above) is a torn read; the old code's unordered pair of adds showed
+ * them by the thousand here.
+ */
+#define TORN_LAT	1000
+#define TORN_SAMPLES	1000000ULL
+
+static struct nlat_acc torn_acc;
+static volatile int torn_done;
+
+static void *torn_writer(void *arg)
+{
+	u64 i;
+
+	(void)arg;
+	for (i = 0; i < TORN_SAMPLES; i++) {
+		volatile unsigned int spin;
+
+		nlat_acc_add(&torn_acc, TORN_LAT);
+		for (spin = 0; spin < (i & 511); spin++)	/* uneven gaps */
+			;
+	}
+	torn_done = 1;
+	return NULL;
+}
+
+static void test_acc_torn(void)
+{
+	u64 sum, nr, seen_sum = 0, seen_nr = 0, folds = 0, torn = 0;
+	pthread_t t;
+
+	CHECK(!pthread_create(&t, NULL, torn_writer, NULL), "thread");
+	while (!torn_done) {
+		nlat_acc_read(&torn_acc, &sum, &nr);
+		if (nr != seen_nr) {
+			folds++;
+			if (sum - seen_sum != (nr - seen_nr) * TORN_LAT)
+				torn++;
+		}
+		seen_sum = sum;
+		seen_nr = nr;
+	}
+	pthread_join(t, NULL);
+	nlat_acc_read(&torn_acc, &sum, &nr);
+	printf("  %llu folds with new samples, %llu torn\n", ULL(folds),
+	       ULL(torn));
+	CHECK(nr == TORN_SAMPLES && sum == TORN_SAMPLES * TORN_LAT, "lost adds");
+	CHECK(!torn, "%llu torn folds out of %llu", ULL(torn), ULL(folds));
+}
+
 static void test_cmp_ceiling(void)
 {
-	struct nvme_lat_cand huge = { ~0ULL, ~0U }, cap = {
-		NVME_LAT_MAX_NS, NVME_LAT_MAX_INFLIGHT };
+	struct nvme_lat_cand huge = { ~0ULL, ~0U, false }, cap = {
+		NVME_LAT_MAX_NS, NVME_LAT_MAX_INFLIGHT, false };
 
 	/* capped, no wrap: the largest cost is the cap's, and finite */
 	CHECK(nvme_lat_cost(&huge) == nvme_lat_cost(&cap), "");
@@ -381,6 +464,8 @@ struct sim_path {
 	u64		probe_ns;
 	u64		sum, nr;	/* the per-CPU counters */
 	u64		fold_at;	/* 0: fold not queued */
+	u64		done_ns;	/* last completion */
+	u64		busy_ns;	/* inflight went 0 -> 1 */
 	unsigned int	inflight;
 };
 
@@ -391,6 +476,9 @@ struct sim {
 	u64 probes[SIM_PATHS];
 	u64 base_ns, extra_ns;
 	int (*slow)(u64 t);	/* slow path at @t, -1 for none */
+	int dead;		/* this path never completes (-1: none) */
+	u64 dead_from;		/* ... what is issued to it from then on */
+	u64 start;		/* first I/O; estimates kept from before if set */
 };
 
 static u64 sim_lat(struct sim *s, int path, u64 t)
@@ -398,6 +486,26 @@ static u64 sim_lat(struct sim *s, int path, u64 t)
 	u64 lat = s->base_ns + (s->slow(t) == path ? s->extra_ns : 0);
 
 	return lat * rnd_range(90, 110) / 100;
+}
+
+static u64 sim_since(const struct sim_path *sp)
+{
+	return sp->done_ns > sp->busy_ns ? sp->done_ns : sp->busy_ns;
+}
+
+/* Issue to @path at @t: the in-flight count, as the issue hook keeps it. */
+static void sim_issue(struct sim *s, int path, u64 t)
+{
+	if (!s->path[path].inflight++)
+		s->path[path].busy_ns = t;
+}
+
+/* A request to the dead path never completes. */
+static u64 sim_done_at(struct sim *s, int path, u64 t)
+{
+	if (path == s->dead && t >= s->dead_from)
+		return ~0ULL;
+	return t + sim_lat(s, path, t);
 }
 
 static int sim_choose(struct sim *s, u64 now)
@@ -408,7 +516,8 @@ static int sim_choose(struct sim *s, u64 now)
 	for (i = 0; i < SIM_PATHS; i++) {
 		struct sim_path *sp = &s->path[i];
 
-		if (nlat_probe_due(sp->est.ewma, sp->est.upd_ns, sp->probe_ns,
+		if (!nlat_stalled(sp->inflight, sim_since(sp), now, &s->p) &&
+		    nlat_probe_due(sp->est.ewma, sp->est.upd_ns, sp->probe_ns,
 				   now, &s->p)) {
 			sp->probe_ns = now;
 			s->probes[i]++;
@@ -417,8 +526,11 @@ static int sim_choose(struct sim *s, u64 now)
 	}
 	/* as nvme_latency_pick() in the nvme-core patch */
 	for (i = 0; i < SIM_PATHS; i++) {
-		c.lat_ns = nlat_ewma_ns(s->path[i].est.ewma);
 		c.inflight = s->path[i].inflight;
+		c.lat_ns = nlat_waited_lat(nlat_ewma_ns(s->path[i].est.ewma),
+					   c.inflight, sim_since(&s->path[i]), now);
+		c.stalled = nlat_stalled(c.inflight, sim_since(&s->path[i]),
+					 now, &s->p);
 		if (best < 0 || nvme_lat_cmp(&c, &best_c) < 0) {
 			best = i;
 			best_c = c;
@@ -433,15 +545,18 @@ static void sim_run(struct sim *s, unsigned int qd, u64 end)
 	int path_of[64];
 	unsigned int i, ev;
 
-	memset(s->path, 0, sizeof(s->path));
+	if (!s->start)
+		memset(s->path, 0, sizeof(s->path));
 	memset(s->issued, 0, sizeof(s->issued));
 	memset(s->probes, 0, sizeof(s->probes));
 	for (i = 0; i < qd; i++) {
-		t = SEC + i * US;
+		t = (s->start ?: SEC) + i * US;
 		path_of[i] = sim_choose(s, t);
-		s->path[path_of[i]].inflight++;
+		sim_issue(s, path_of[i], t);
 		issued_at[i] = t;
-		done_at[i] = t + sim_lat(s, path_of[i], t);
+		done_at[i] = sim_done_at(s, path_of[i], t);
+		if (t / SIM_BIN_NS < SIM_BINS)
+			s->issued[t / SIM_BIN_NS][path_of[i]]++;
 	}
 	for (;;) {
 		/* next event: a completion (ev < qd) or a fold */
@@ -469,17 +584,18 @@ static void sim_run(struct sim *s, unsigned int qd, u64 end)
 			struct sim_path *sp = &s->path[path_of[ev]];
 
 			sp->inflight--;
+			sp->done_ns = t;
 			sp->sum += nlat_clamp_lat(t - issued_at[ev]);
 			sp->nr++;
 			if (!sp->fold_at)
 				sp->fold_at = t + s->p.window_ns;
 		}
 		path_of[ev] = sim_choose(s, t);
-		s->path[path_of[ev]].inflight++;
+		sim_issue(s, path_of[ev], t);
 		if (t / SIM_BIN_NS < SIM_BINS)
 			s->issued[t / SIM_BIN_NS][path_of[ev]]++;
 		issued_at[ev] = t;
-		done_at[ev] = t + sim_lat(s, path_of[ev], t);
+		done_at[ev] = sim_done_at(s, path_of[ev], t);
 	}
 }
 
@@ -518,7 +634,7 @@ static void test_sim_swap(void)
 	static const u64 extra[] = { 1 * MS, 20 * MS };
 	static const unsigned int qds[] = { 1, 16 };
 	struct sim s = { .p = defaults(), .base_ns = 100 * US,
-			 .slow = slow_swap };
+			 .slow = slow_swap, .dead = -1 };
 	unsigned int i, j;
 
 	for (i = 0; i < 2; i++) {
@@ -552,7 +668,7 @@ static void test_sim_restore(void)
 {
 	static const u64 extra[] = { 1 * MS, 20 * MS };
 	struct sim s = { .p = defaults(), .base_ns = 200 * US,
-			 .slow = slow_restore };
+			 .slow = slow_restore, .dead = -1 };
 	unsigned int i;
 
 	for (i = 0; i < 2; i++) {
@@ -578,6 +694,61 @@ static void test_sim_restore(void)
 	}
 }
 
+static int slow_none(u64 t)
+{
+	(void)t;
+	return -1;
+}
+
+/*
+ * Black hole: both paths known (3 s of symmetric I/O), idle until 5 s,
+ * path 1 answers nothing from then on.  Before any path has answered,
+ * a burst can only split between them: at most half of it parks.  From
+ * the first answer on, path 1 gets no further I/O, probes included.
+ */
+static void test_sim_blackhole(void)
+{
+	struct sim s = { .p = defaults(), .base_ns = 200 * US,
+			 .slow = slow_none, .dead = -1 };
+	u64 b, late = 0, parked = 0;
+	double share;
+
+	sim_run(&s, 16, 3 * SEC);
+	s.dead = 1;
+	s.start = 5 * SEC;
+	sim_run(&s, 16, 13 * SEC);
+	for (b = 5 * SEC / SIM_BIN_NS; b < 13 * SEC / SIM_BIN_NS; b++)
+		parked += s.issued[b][1];
+	for (b = 5 * SEC / SIM_BIN_NS + 1; b < 13 * SEC / SIM_BIN_NS; b++)
+		late += s.issued[b][1];
+	share = sim_share(&s, 0, 6 * SEC, 13 * SEC);
+	printf("  black hole qd 16: %llu I/Os parked on the dead path, %llu after the first 100 ms; live path share %.3f\n",
+	       ULL(parked), ULL(late), share);
+	CHECK(parked <= 16 / 2 + 1, "%llu parked", ULL(parked));
+	CHECK(!late, "%llu sent to the dead path after 100 ms", ULL(late));
+	CHECK(share == 1.0, "%.3f", share);
+
+	/* dies while busy: what it held, and at most half the QD more */
+	memset(&s, 0, sizeof(s));
+	s.p = defaults();
+	s.base_ns = 200 * US;
+	s.slow = slow_none;
+	s.dead = 1;
+	s.dead_from = 5 * SEC;
+	sim_run(&s, 16, 9 * SEC);
+	parked = late = 0;
+	for (b = 5 * SEC / SIM_BIN_NS; b < 9 * SEC / SIM_BIN_NS; b++)
+		parked += s.issued[b][1];
+	for (b = 5 * SEC / SIM_BIN_NS + 1; b < 9 * SEC / SIM_BIN_NS; b++)
+		late += s.issued[b][1];
+	share = sim_share(&s, 0, 6 * SEC, 9 * SEC);
+	printf("  black hole while busy: %llu more I/Os parked, %llu after the first 100 ms; live path share %.3f\n",
+	       ULL(parked), ULL(late), share);
+	CHECK(parked <= 16 / 2, "%llu parked", ULL(parked));
+	CHECK(!late, "%llu sent to the dead path after 100 ms", ULL(late));
+	CHECK(share == 1.0, "%.3f", share);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -594,8 +765,11 @@ static const struct {
 	{ "overflow_ceiling",	test_overflow_ceiling },
 	{ "cmp_rule",		test_cmp_rule },
 	{ "cmp_ceiling",	test_cmp_ceiling },
+	{ "cmp_stalled",	test_cmp_stalled },
+	{ "acc_torn",		test_acc_torn },
 	{ "sim_swap",		test_sim_swap },
 	{ "sim_restore",	test_sim_restore },
+	{ "sim_blackhole",	test_sim_blackhole },
 };
 
 int main(void)
