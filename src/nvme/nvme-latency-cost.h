@@ -35,6 +35,7 @@
 struct nvme_lat_cand {
 	u64	lat_ns;		/* tracker estimate, 0 = no data */
 	u32	inflight;	/* requests in flight on the path */
+	bool	stalled;	/* in flight, nothing completing */
 };
 
 static inline u64 nvme_lat_cost(const struct nvme_lat_cand *c)
@@ -50,7 +51,9 @@ static inline u64 nvme_lat_cost(const struct nvme_lat_cand *c)
  * nvme_lat_cmp() - which of two candidate paths takes the next I/O.
  *
  * Returns < 0 if @a is the better path, > 0 if @b is, 0 if they are equal.
- * A path with an estimate beats one without (a path without data only gets
+ * A path that answers beats a stalled one, whatever their estimates (a
+ * stalled path's estimate is from before it stopped answering); then a
+ * path with an estimate beats one without (a path without data only gets
  * I/O as a probe, granted by the tracker, not here); two paths with
  * estimates compare by cost, then by fewer in-flight requests; two paths
  * without estimates compare by fewer in-flight requests (queue-depth).
@@ -60,6 +63,8 @@ static inline int nvme_lat_cmp(const struct nvme_lat_cand *a,
 {
 	u64 ca, cb;
 
+	if (a->stalled != b->stalled)
+		return a->stalled ? 1 : -1;
 	if (!a->lat_ns != !b->lat_ns)
 		return a->lat_ns ? -1 : 1;
 	if (a->lat_ns) {

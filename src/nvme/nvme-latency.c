@@ -11,141 +11,313 @@
  * lat_ns is the EWMA that blk-nodelat keeps for the path's request queue,
  * inflight the requests started and not completed on it.  A path whose
  * estimate is missing or stale is granted probe I/Os by the tracker, one
- * per window and node, so a path that was slow is measured again.  The
- * choice is never cached: it is made per I/O from per-path numbers that
- * the completion side updates once per window.
+ * per window and node, so a path that was slow is measured again; a path
+ * that stalls (requests in flight, none completing) loses to any path that
+ * answers.  The choice is never cached: it is made per I/O from per-path
+ * numbers that the completion side updates once per window.
  *
  * The tracker lives in blk-nodelat.ko and its state hangs off each path's
  * request queue, so no nvme structure changes and the CRCs of nvme-core's
  * exported symbols stay those of the distro kernel.  nvme-core does not
- * link against blk-nodelat: it takes the tracker's ops with
- * symbol_request() while it tracks at least one queue and puts them when
- * it tracks none, so "rmmod blk-nodelat" works once no subsystem uses the
- * policy.
+ * link against blk-nodelat: every control operation takes the tracker's
+ * ops with symbol_request() for its own duration, and the I/O path reads
+ * a pointer published while any queue is tracked, so "rmmod blk-nodelat"
+ * works once no subsystem uses the policy.
  *
- * Locking: nvme_lat_mutex serialises attach and detach and the count of
- * tracked queues; it nests outside subsys->lock.  The I/O path takes no
- * lock: it reads the ops pointer under RCU.
+ * A path the tracker cannot take (blk-nodelat not loadable yet, as in an
+ * initramfs without it, a queue that did not drain in time, no memory)
+ * stays a candidate: while a subsystem has one, its I/O is spread round
+ * robin.  It is logged, listed in the module parameter latency_untracked,
+ * and retried with back-off until it is tracked or gone.
+ *
+ * Locking.  No lock is held across a queue freeze or a grace period that
+ * another subsystem's path removal could need.  Attach and detach are
+ * idempotent and serialised per queue inside the tracker; the policy value
+ * and NVME_NS_REMOVING are written (with full barriers) before paths are
+ * detached, and an attach re-reads both afterwards and undoes itself, so
+ * racing switches, path additions and removals converge.  subsys->lock is
+ * only held to take references on the paths to walk.  Walkers and the
+ * retry work run inside nvme_lat_srcu, which add-path failure unwinding
+ * (whose namespace is freed without its kref) waits for.
  */
 
+#include <linux/async.h>
 #include <linux/module.h>
+#include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/rcupdate.h>
+#include <linux/slab.h>
+#include <linux/srcu.h>
+#include <linux/workqueue.h>
 #include "nvme.h"
 #include "nvme-latency.h"
+#include "nvme-latency-compat.h"
 
-static DEFINE_MUTEX(nvme_lat_mutex);
+#define NVME_LAT_RETRY_MIN_SEC	1
+#define NVME_LAT_RETRY_MAX_SEC	10
+
+/* A path whose attach failed. */
+struct nvme_lat_pending {
+	struct list_head	entry;
+	struct nvme_ns		*ns;
+	int			err;
+};
+
+/* The I/O path's view of the tracker; publishing under nvme_lat_ops_mutex. */
 static const struct blk_nodelat_ops __rcu *nvme_lat_ops;
-/* Queues we track plus transient users; the ops are held while > 0. */
-static unsigned int nvme_lat_users;
+static DEFINE_MUTEX(nvme_lat_ops_mutex);
 
-static const struct blk_nodelat_ops *nvme_lat_ops_locked(void)
+static LIST_HEAD(nvme_lat_pending);
+static DEFINE_SPINLOCK(nvme_lat_pending_lock);
+static unsigned int nvme_lat_retry_sec = NVME_LAT_RETRY_MIN_SEC;
+static void nvme_lat_retry_fn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(nvme_lat_retry_work, nvme_lat_retry_fn);
+DEFINE_STATIC_SRCU(nvme_lat_srcu);
+
+static bool latency_default;
+module_param(latency_default, bool, 0644);
+MODULE_PARM_DESC(latency_default,
+	"New subsystems use the 'latency' iopolicy (ignored by nvme-core without it)");
+
+static int nvme_lat_untracked_get(char *buf, const struct kernel_param *kp)
 {
-	return rcu_dereference_protected(nvme_lat_ops,
-					 lockdep_is_held(&nvme_lat_mutex));
+	struct nvme_lat_pending *p;
+	int len = 0;
+
+	spin_lock(&nvme_lat_pending_lock);
+	list_for_each_entry(p, &nvme_lat_pending, entry)
+		len += scnprintf(buf + len, PAGE_SIZE - len, "%s %d\n",
+				 p->ns->disk->disk_name, p->err);
+	spin_unlock(&nvme_lat_pending_lock);
+	return len;
 }
 
-static int nvme_lat_get(void)
-{
-	const struct blk_nodelat_ops *ops;
+static const struct kernel_param_ops nvme_lat_untracked_ops = {
+	.get	= nvme_lat_untracked_get,
+};
+module_param_cb(latency_untracked, &nvme_lat_untracked_ops, NULL, 0444);
+MODULE_PARM_DESC(latency_untracked,
+	"Paths of latency subsystems without a tracker: name and last error");
 
-	lockdep_assert_held(&nvme_lat_mutex);
-	if (!nvme_lat_users) {
-		ops = symbol_request(blk_nodelat_ops);
-		if (!ops) {
-			pr_warn("nvme: latency iopolicy needs blk-nodelat.ko, which cannot be loaded\n");
-			return -ENOENT;
-		}
-		rcu_assign_pointer(nvme_lat_ops, ops);
-	}
-	nvme_lat_users++;
-	return 0;
+MODULE_SOFTDEP("post: blk-nodelat");
+
+bool nvme_lat_default(void)
+{
+	return READ_ONCE(latency_default);
 }
 
-static void nvme_lat_put(void)
+/* Whether @ns should be tracked now; the caller holds a reference. */
+static bool nvme_lat_wanted(struct nvme_ns *ns)
 {
-	lockdep_assert_held(&nvme_lat_mutex);
-	if (WARN_ON_ONCE(!nvme_lat_users) || --nvme_lat_users)
-		return;
-	RCU_INIT_POINTER(nvme_lat_ops, NULL);
-	/* nvme_lat_read() may still be calling into the module. */
-	synchronize_rcu();
-	symbol_put(blk_nodelat_ops);
+	return ns->head->disk && !test_bit(NVME_NS_REMOVING, &ns->flags) &&
+	       READ_ONCE(ns->ctrl->subsys->iopolicy) == NVME_IOPOLICY_LAT;
 }
 
-/* Whether we track @ns; we are the tracker's only user of nvme queues. */
-static bool nvme_lat_tracked(struct nvme_ns *ns)
+/* After an attach: let the I/O path see the tracker, with its own ref. */
+static void nvme_lat_publish(void)
 {
-	const struct blk_nodelat_ops *ops = nvme_lat_ops_locked();
-
-	return ops && ops->tracked(ns->queue);
-}
-
-static int nvme_lat_attach(struct nvme_ns *ns)
-{
-	int ret;
-
-	if (nvme_lat_tracked(ns))
-		return 0;
-	ret = nvme_lat_get();
-	if (ret)
-		return ret;
-	ret = nvme_lat_ops_locked()->attach(ns->queue);
-	if (ret) {
-		dev_warn(disk_to_dev(ns->disk),
-			 "cannot track latency: %d\n", ret);
-		nvme_lat_put();
-	}
-	return ret;
-}
-
-static void nvme_lat_detach(struct nvme_ns *ns)
-{
-	if (!nvme_lat_tracked(ns))
-		return;
-	nvme_lat_ops_locked()->detach(ns->queue);
-	nvme_lat_put();
+	mutex_lock(&nvme_lat_ops_mutex);
+	/* our caller holds a reference: this symbol_get() cannot fail */
+	if (!rcu_access_pointer(nvme_lat_ops))
+		rcu_assign_pointer(nvme_lat_ops, symbol_get(blk_nodelat_ops));
+	mutex_unlock(&nvme_lat_ops_mutex);
 }
 
 /*
- * Attach or detach every path of @subsys.  subsys->lock keeps the lists of
- * heads and paths stable and each listed path alive: nvme_ns_remove()
- * unlinks a path under it before calling nvme_lat_remove_path().
+ * After a detach: once nothing is tracked, drop the I/O path's reference.
+ * An attach publishes after tracking, so a concurrent one either sees the
+ * pointer gone and publishes again, or keeps nr_tracked() above 0.  The
+ * mutex is held for one grace period, never by the I/O path.
  */
-static int nvme_lat_update_paths(struct nvme_subsystem *subsys, bool attach)
+static void nvme_lat_unpublish_idle(const struct blk_nodelat_ops *ops)
+{
+	mutex_lock(&nvme_lat_ops_mutex);
+	if (rcu_access_pointer(nvme_lat_ops) && !ops->nr_tracked()) {
+		RCU_INIT_POINTER(nvme_lat_ops, NULL);
+		/* nvme_lat_read() may still be calling into the module */
+		synchronize_rcu();
+		symbol_put(blk_nodelat_ops);
+	}
+	mutex_unlock(&nvme_lat_ops_mutex);
+}
+
+/* Track @ns if it is wanted; 0 when done or not wanted. */
+static int nvme_lat_attach(const struct blk_nodelat_ops *ops,
+			   struct nvme_ns *ns)
+{
+	int ret;
+
+	if (!nvme_lat_wanted(ns))
+		return 0;
+	ret = ops->attach(ns->queue);
+	if (ret == -EAGAIN)	/* not registered: nvme_lat_add_path() follows */
+		return 0;
+	if (ret < 0)
+		return ret;
+	nvme_lat_publish();
+	/* pairs with the xchg() of the policy and test_and_set_bit(REMOVING) */
+	smp_mb();
+	if (!nvme_lat_wanted(ns)) {
+		ops->detach(ns->queue);
+		nvme_lat_unpublish_idle(ops);
+	}
+	return 0;
+}
+
+static void nvme_lat_retry_later(void)
+{
+	mod_delayed_work(system_wq, &nvme_lat_retry_work,
+			 READ_ONCE(nvme_lat_retry_sec) * HZ);
+}
+
+/* Remember that @ns could not be tracked; allocates, takes no lock held. */
+static void nvme_lat_pend(struct nvme_ns *ns, int err)
+{
+	struct nvme_lat_pending *p, *new;
+	bool first = true;
+
+	new = kzalloc_obj(*new, GFP_KERNEL);
+	spin_lock(&nvme_lat_pending_lock);
+	list_for_each_entry(p, &nvme_lat_pending, entry) {
+		if (p->ns == ns) {
+			first = false;
+			p->err = err;
+			break;
+		}
+	}
+	/* under the lock: nvme_lat_unpend() runs after REMOVING is set */
+	if (first && new && nvme_lat_wanted(ns)) {
+		new->ns = ns;
+		new->err = err;
+		list_add_tail(&new->entry, &nvme_lat_pending);
+		new = NULL;
+	}
+	spin_unlock(&nvme_lat_pending_lock);
+	kfree(new);
+	if (first)
+		dev_warn(disk_to_dev(ns->disk),
+			 "latency: cannot track this path (%d); I/O goes round robin until it can, retrying\n",
+			 err);
+	nvme_lat_retry_later();
+}
+
+static void nvme_lat_unpend(struct nvme_ns *ns)
+{
+	struct nvme_lat_pending *p, *found = NULL;
+
+	spin_lock(&nvme_lat_pending_lock);
+	list_for_each_entry(p, &nvme_lat_pending, entry) {
+		if (p->ns == ns) {
+			list_del(&p->entry);
+			found = p;
+			break;
+		}
+	}
+	spin_unlock(&nvme_lat_pending_lock);
+	kfree(found);
+}
+
+/* Take the first pending path, with a reference; NULL when none is left. */
+static struct nvme_lat_pending *nvme_lat_pop(void)
+{
+	struct nvme_lat_pending *p;
+
+	spin_lock(&nvme_lat_pending_lock);
+	list_for_each_entry(p, &nvme_lat_pending, entry) {
+		if (kref_get_unless_zero(&p->ns->kref)) {
+			list_del(&p->entry);
+			spin_unlock(&nvme_lat_pending_lock);
+			return p;
+		}
+	}
+	spin_unlock(&nvme_lat_pending_lock);
+	return NULL;
+}
+
+static void nvme_lat_retry_fn(struct work_struct *work)
+{
+	const struct blk_nodelat_ops *ops = symbol_request(blk_nodelat_ops);
+	struct nvme_lat_pending *p;
+	LIST_HEAD(failed);
+	int idx, ret;
+
+	idx = srcu_read_lock(&nvme_lat_srcu);
+	while ((p = nvme_lat_pop())) {
+		ret = ops ? nvme_lat_attach(ops, p->ns) : -ENOENT;
+		if (!ret) {
+			if (nvme_lat_wanted(p->ns))
+				dev_info(disk_to_dev(p->ns->disk),
+					 "latency: path tracked\n");
+			nvme_put_ns(p->ns);
+			kfree(p);
+			continue;
+		}
+		p->err = ret;
+		list_add_tail(&p->entry, &failed);
+	}
+	/* back to the list, unless removed meanwhile (see nvme_lat_pend()) */
+	while ((p = list_first_entry_or_null(&failed, typeof(*p), entry))) {
+		list_del(&p->entry);
+		nvme_lat_pend(p->ns, p->err);
+		nvme_put_ns(p->ns);
+		kfree(p);
+	}
+	srcu_read_unlock(&nvme_lat_srcu, idx);
+	if (ops)
+		symbol_put(blk_nodelat_ops);
+
+	spin_lock(&nvme_lat_pending_lock);
+	if (list_empty(&nvme_lat_pending))
+		nvme_lat_retry_sec = NVME_LAT_RETRY_MIN_SEC;
+	else
+		nvme_lat_retry_sec = min(nvme_lat_retry_sec * 2,
+					 NVME_LAT_RETRY_MAX_SEC);
+	spin_unlock(&nvme_lat_pending_lock);
+}
+
+/*
+ * References to the multipath paths of @subsys in an array (NULL-ended),
+ * taken under subsys->lock, which keeps the lists stable; allocated
+ * before taking it.  Paths added after the count attach themselves
+ * (nvme_lat_add_path() reads the policy written before this walk).
+ */
+static struct nvme_ns **nvme_lat_paths(struct nvme_subsystem *subsys)
 {
 	struct nvme_ns_head *head;
-	struct nvme_ns *ns;
-	int ret = 0;
+	struct nvme_ns **paths, *ns;
+	unsigned int n = 0, i = 0;
 
+	mutex_lock(&subsys->lock);
+	list_for_each_entry(head, &subsys->nsheads, entry)
+		list_for_each_entry(ns, &head->list, siblings)
+			n++;
+	mutex_unlock(&subsys->lock);
+
+	paths = kcalloc(n + 1, sizeof(*paths), GFP_KERNEL);
+	if (!paths)
+		return NULL;
 	mutex_lock(&subsys->lock);
 	list_for_each_entry(head, &subsys->nsheads, entry) {
 		if (!head->disk)	/* not multipath: no path selection */
 			continue;
 		list_for_each_entry(ns, &head->list, siblings) {
-			if (!attach) {
-				nvme_lat_detach(ns);
-				continue;
-			}
-			ret = nvme_lat_attach(ns);
-			if (ret)
-				goto out_unlock;
+			if (i == n)
+				break;
+			if (kref_get_unless_zero(&ns->kref))
+				paths[i++] = ns;
 		}
 	}
-out_unlock:
 	mutex_unlock(&subsys->lock);
-	return ret;
+	return paths;
 }
 
-/* Make sure no submitter of @subsys still reads a path's tracker. */
-static void nvme_lat_sync(struct nvme_subsystem *subsys)
+static void nvme_lat_put_paths(struct nvme_ns **paths)
 {
-	struct nvme_ns_head *head;
+	struct nvme_ns **p;
 
-	mutex_lock(&subsys->lock);
-	list_for_each_entry(head, &subsys->nsheads, entry)
-		synchronize_srcu(&head->srcu);
-	mutex_unlock(&subsys->lock);
+	for (p = paths; *p; p++)
+		nvme_put_ns(*p);
+	kfree(paths);
 }
 
 /**
@@ -153,62 +325,109 @@ static void nvme_lat_sync(struct nvme_subsystem *subsys)
  * @subsys: the subsystem
  * @policy: the new NVME_IOPOLICY_*
  *
- * Entering the latency policy attaches the tracker to every path before
- * the policy is set; on failure nothing stays attached and the policy is
- * unchanged.  Leaving it sets the policy, waits until no submitter still
- * reads a tracker, then detaches.  Serialised against itself and against
- * paths coming and going by nvme_lat_mutex.
+ * Entering the latency policy needs the tracker module: when it cannot be
+ * loaded, the policy is unchanged and -ENOENT returned.  Then every path
+ * is attached; one that cannot be yet stays a candidate and is retried.
+ * Leaving it sets the policy first, then detaches every path.
  *
  * Returns the previous policy or a negative errno.
  */
 int nvme_lat_set_iopolicy(struct nvme_subsystem *subsys, int policy)
 {
-	int old, ret = 0;
+	const struct blk_nodelat_ops *ops = NULL;
+	struct nvme_ns **paths, **p;
+	int old, idx, ret;
 
-	mutex_lock(&nvme_lat_mutex);
-	old = READ_ONCE(subsys->iopolicy);
-	if (policy == NVME_IOPOLICY_LAT && old != NVME_IOPOLICY_LAT) {
-		/* Holds the ops even while the subsystem has no path yet. */
-		ret = nvme_lat_get();
-		if (ret)
-			goto out_unlock;
-		ret = nvme_lat_update_paths(subsys, true);
-		if (ret)
-			goto out_detach;
-		nvme_lat_put();
+	if (policy == NVME_IOPOLICY_LAT) {
+		ops = symbol_request(blk_nodelat_ops);
+		if (!ops) {
+			pr_warn("nvme: latency iopolicy needs blk-nodelat.ko, which cannot be loaded\n");
+			return -ENOENT;
+		}
 	}
-	WRITE_ONCE(subsys->iopolicy, policy);
-	if (old == NVME_IOPOLICY_LAT && policy != NVME_IOPOLICY_LAT) {
-		nvme_lat_sync(subsys);
-		nvme_lat_update_paths(subsys, false);
+	/* a full barrier: see nvme_lat_attach() */
+	old = xchg(&subsys->iopolicy, policy);
+	if (old == policy || (old != NVME_IOPOLICY_LAT && !ops))
+		goto out;
+	if (!ops)
+		ops = symbol_get(blk_nodelat_ops);
+	if (!ops)		/* never loaded: nothing to detach */
+		goto out;
+
+	idx = srcu_read_lock(&nvme_lat_srcu);
+	paths = nvme_lat_paths(subsys);
+	for (p = paths; p && *p; p++) {
+		if (policy == NVME_IOPOLICY_LAT) {
+			ret = nvme_lat_attach(ops, *p);
+			if (ret)
+				nvme_lat_pend(*p, ret);
+			continue;
+		}
+		nvme_lat_unpend(*p);
+		ops->detach((*p)->queue);
 	}
-	mutex_unlock(&nvme_lat_mutex);
+	srcu_read_unlock(&nvme_lat_srcu, idx);
+	if (paths)
+		nvme_lat_put_paths(paths);
+	else
+		pr_warn("nvme: %s: no memory to walk the paths for the iopolicy\n",
+			subsys->subnqn);
+	if (policy != NVME_IOPOLICY_LAT)
+		nvme_lat_unpublish_idle(ops);
+out:
+	if (ops)
+		symbol_put(blk_nodelat_ops);
 	return old;
-
-out_detach:
-	nvme_lat_update_paths(subsys, false);
-	nvme_lat_put();
-out_unlock:
-	mutex_unlock(&nvme_lat_mutex);
-	return ret;
 }
 
 /* A path was added to @ns's subsystem: track it if the policy wants it. */
 void nvme_lat_add_path(struct nvme_ns *ns)
 {
-	mutex_lock(&nvme_lat_mutex);
-	if (ns->head->disk &&
-	    READ_ONCE(ns->ctrl->subsys->iopolicy) == NVME_IOPOLICY_LAT)
-		nvme_lat_attach(ns);
-	mutex_unlock(&nvme_lat_mutex);
+	const struct blk_nodelat_ops *ops;
+	int ret;
+
+	if (!nvme_lat_wanted(ns))
+		return;
+	/*
+	 * Namespace scanning runs async (nvme_scan_ns_async()), which must not
+	 * wait for modprobe: the retry work loads the tracker then.
+	 */
+	if (current_is_async())
+		ops = symbol_get(blk_nodelat_ops);
+	else
+		ops = symbol_request(blk_nodelat_ops);
+	ret = ops ? nvme_lat_attach(ops, ns) : -ENOENT;
+	if (ops)
+		symbol_put(blk_nodelat_ops);
+	if (ret)
+		nvme_lat_pend(ns, ret);
 }
 
 /* @ns is unlinked from its head and no submitter sees it any more. */
 void nvme_lat_remove_path(struct nvme_ns *ns)
 {
-	mutex_lock(&nvme_lat_mutex);
-	nvme_lat_detach(ns);
-	mutex_unlock(&nvme_lat_mutex);
+	const struct blk_nodelat_ops *ops = symbol_get(blk_nodelat_ops);
+
+	nvme_lat_unpend(ns);
+	if (!ops)
+		return;
+	ops->detach(ns->queue);
+	/* also after a teardown that released the tracker itself */
+	nvme_lat_unpublish_idle(ops);
+	symbol_put(blk_nodelat_ops);
+}
+
+/*
+ * nvme_alloc_ns() failed, maybe after linking @ns: it frees @ns without
+ * its kref, so wait for walkers that took a reference.
+ */
+void nvme_lat_unwind_path(struct nvme_ns *ns)
+{
+	set_bit(NVME_NS_REMOVING, &ns->flags);
+	/* REMOVING before the walkers' re-check; see nvme_lat_attach() */
+	smp_mb__after_atomic();
+	synchronize_srcu(&nvme_lat_srcu);
+	nvme_lat_remove_path(ns);
 }
 
 /**
@@ -216,24 +435,49 @@ void nvme_lat_remove_path(struct nvme_ns *ns)
  * @ns: a path, under its head's SRCU
  * @node: the submitting CPU's node
  * @cls: the I/O's size class (nlat_size_class())
+ * @may_probe: the I/O would yield a sample (a read or a write)
  * @c: filled with the path's estimate and in-flight count
  *
- * Returns true if the tracker granted this I/O as a probe of @ns.
+ * Returns NVME_LAT_PROBE if the tracker granted this I/O as a probe of @ns,
+ * NVME_LAT_UNTRACKED if @ns has no tracker (@c is then zeroed).
  */
-bool nvme_lat_read(struct nvme_ns *ns, int node, unsigned int cls,
-		   struct nvme_lat_cand *c)
+enum nvme_lat_read_ret nvme_lat_read(struct nvme_ns *ns, int node,
+				     unsigned int cls, bool may_probe,
+				     struct nvme_lat_cand *c)
 {
 	const struct blk_nodelat_ops *ops;
 	struct nlat_view v = { };
+	bool tracked = false;
 
-	/* nvme_lat_put() clears the pointer and waits for us to finish. */
+	/* nvme_lat_unpublish_idle() clears it and waits for us */
 	rcu_read_lock();
 	ops = rcu_dereference(nvme_lat_ops);
 	if (ops)
-		ops->read(ns->queue, node, cls, &v);
+		tracked = ops->read(ns->queue, node, cls, may_probe, &v);
 	rcu_read_unlock();
 
 	c->lat_ns = v.lat_ns;
 	c->inflight = v.inflight;
-	return v.probe;
+	c->stalled = v.stalled;
+	if (!tracked)
+		return NVME_LAT_UNTRACKED;
+	return v.probe ? NVME_LAT_PROBE : NVME_LAT_TRACKED;
+}
+
+/* @req of a path ends in error or fails over: it is no latency sample. */
+void nvme_lat_end_error(struct request *req)
+{
+	const struct blk_nodelat_ops *ops;
+
+	rcu_read_lock();
+	ops = rcu_dereference(nvme_lat_ops);
+	if (ops)
+		ops->end_error(req);
+	rcu_read_unlock();
+}
+
+void nvme_lat_exit(void)
+{
+	/* every path is gone: nothing is pending, nothing re-arms the work */
+	cancel_delayed_work_sync(&nvme_lat_retry_work);
 }
