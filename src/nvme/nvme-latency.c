@@ -170,8 +170,11 @@ static void nvme_lat_retry_later(void)
 			 READ_ONCE(nvme_lat_retry_sec) * HZ);
 }
 
-/* Remember that @ns could not be tracked; allocates, takes no lock held. */
-static void nvme_lat_pend(struct nvme_ns *ns, int err)
+/*
+ * Remember that @ns could not be tracked, saying so once (@warn: not a
+ * retry); allocates, so no lock may be held.
+ */
+static void nvme_lat_pend(struct nvme_ns *ns, int err, bool warn)
 {
 	struct nvme_lat_pending *p, *new;
 	bool first = true;
@@ -194,7 +197,7 @@ static void nvme_lat_pend(struct nvme_ns *ns, int err)
 	}
 	spin_unlock(&nvme_lat_pending_lock);
 	kfree(new);
-	if (first)
+	if (first && warn)
 		dev_warn(disk_to_dev(ns->disk),
 			 "latency: cannot track this path (%d); I/O goes round robin until it can, retrying\n",
 			 err);
@@ -258,7 +261,7 @@ static void nvme_lat_retry_fn(struct work_struct *work)
 	/* back to the list, unless removed meanwhile (see nvme_lat_pend()) */
 	while ((p = list_first_entry_or_null(&failed, typeof(*p), entry))) {
 		list_del(&p->entry);
-		nvme_lat_pend(p->ns, p->err);
+		nvme_lat_pend(p->ns, p->err, false);
 		nvme_put_ns(p->ns);
 		kfree(p);
 	}
@@ -360,7 +363,7 @@ int nvme_lat_set_iopolicy(struct nvme_subsystem *subsys, int policy)
 		if (policy == NVME_IOPOLICY_LAT) {
 			ret = nvme_lat_attach(ops, *p);
 			if (ret)
-				nvme_lat_pend(*p, ret);
+				nvme_lat_pend(*p, ret, true);
 			continue;
 		}
 		nvme_lat_unpend(*p);
@@ -400,7 +403,7 @@ void nvme_lat_add_path(struct nvme_ns *ns)
 	if (ops)
 		symbol_put(blk_nodelat_ops);
 	if (ret)
-		nvme_lat_pend(ns, ret);
+		nvme_lat_pend(ns, ret, true);
 }
 
 /* @ns is unlinked from its head and no submitter sees it any more. */
