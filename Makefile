@@ -6,8 +6,14 @@
 #   make demo                 show the latency policy at work in the VM lab
 #   make check                unit tests, then build, VM and package tests on
 #                             each Debian series (installs what it needs);
-#                             SUITES="trixie" for one of them
+#                             SUITES="trixie" for one of them;
+#                             KERNEL=debug: the VM scenarios on the lab's
+#                             lockdep/KASAN/kmemleak kernel
 #   make bench                policy comparison table in the VM lab
+#   make blktests             upstream blktests' nvme group, stock nvme-core
+#                             against ours with "latency", on each series
+#                             (SUITES=...; KERNEL=debug adds nvme-loop);
+#                             not part of check (about 30 min per series)
 #   make lint                 checkpatch and sparse on our kernel code,
 #                             lintian and rpmlint on the packages
 #   make deb | rpm | dist     packages (see scripts/packaging.mk)
@@ -16,8 +22,9 @@ KVER	?= $(shell uname -r)
 KSRC	?=
 SUITE	?= bookworm
 SUITES	?= bookworm trixie sid
+KERNEL	?= distro
 
-.PHONY: all modules demo check unit bench lint lint-kernel clean
+.PHONY: all modules demo check unit bench blktests lint lint-kernel clean
 
 all: modules
 
@@ -28,13 +35,16 @@ demo:
 	tests/vm/demo $(SUITE)
 
 check:
-	NLAT_SUITES="$(SUITES)" tests/run $(TESTS)
+	NLAT_SUITES="$(SUITES)" NLAT_KERNEL="$(KERNEL)" tests/run $(TESTS)
 
 unit:
 	$(MAKE) -C tests/unit
 
 bench:
 	tests/bench/run $(SUITE)
+
+blktests:
+	NLAT_KERNEL="$(KERNEL)" tests/blktests/run $(SUITES)
 
 lint: lint-kernel
 
