@@ -7,9 +7,13 @@
 #   make deb       out/nvme-latency-dkms_$(VERSION)_all.deb
 #                  (needs debhelper, dh-dkms)
 #   make rpm       out/nvme-latency-dkms-$(VERSION)-1.noarch.rpm (needs rpm)
-#   make pkg-lint  lintian and rpmlint on both (needs lintian, rpmlint);
-#                  also run by make lint
+#   make pkg-lint  lintian --pedantic -I (binary and source package) and
+#                  rpmlint on both (needs lintian, rpmlint); also run by
+#                  make lint
 #   make pkg-check tests/pkg/run: install tests in a Debian 12 root
+#   make check-upgrade  tests/pkg/run --long in each of SUITES: two kernel
+#                  releases and package upgrades N -> N+1 -> N+2 (about
+#                  8 minutes a suite)
 #
 # The version is the VERSION file, and only that; the kernel series are
 # the directories of src/patches/.  Both go into dkms.conf and the spec
@@ -43,7 +47,7 @@ PKG_SERIES = $(subst $(PKG_EMPTY) $(PKG_EMPTY),|,$(subst .,\\.,$(sort \
 PKG_EPOCH := $(or $(SOURCE_DATE_EPOCH),$(shell git -C $(PKG_TOP) \
 	log -1 --format=%ct 2> /dev/null),$(shell stat -c %Y $(PKG_TOP)/VERSION))
 
-.PHONY: dist deb rpm lint pkg-lint pkg-check
+.PHONY: dist deb rpm lint pkg-lint pkg-check check-upgrade
 
 dist:
 	@test -n '$(PKG_SERIES)' || \
@@ -83,15 +87,27 @@ rpm: dist
 	mv $(PKG_OUT)/rpmbuild/RPMS/noarch/$(notdir $(PKG_RPM)) $(PKG_RPM)
 	@echo "rpm: $(PKG_RPM)"
 
-# Errors and warnings fail; the overrides each say why.  A prerequisite of
-# the top-level lint, which keeps its own recipe.
+# Any tag fails, pedantic ones too; the overrides each say why.  The
+# source package is made from the release tarball, as a clean tree.  A
+# prerequisite of the top-level lint, which keeps its own recipe.
 lint: pkg-lint
 
 pkg-lint: deb rpm
-	lintian --fail-on error,warning --display-info $(PKG_DEB)
+	rm -rf $(PKG_OUT)/src
+	mkdir -p $(PKG_OUT)/src
+	tar -C $(PKG_OUT)/src -xzf $(PKG_TARBALL)
+	cd $(PKG_OUT)/src && dpkg-source -b $(PKG_DIST) > /dev/null
+	lintian --pedantic -I --fail-on error,warning,info,pedantic \
+		$(PKG_DEB) $(PKG_OUT)/src/nvme-latency_$(PKG_VERSION).dsc
 	rpmlint -c $(PKG_TOP)/rpm/rpmlint.toml \
 		-r $(PKG_TOP)/rpm/nvme-latency-dkms.rpmlintrc \
 		$(PKG_OUT)/dist/$(PKG_DIST)/nvme-latency-dkms.spec $(PKG_RPM)
 
 pkg-check:
 	$(PKG_TOP)/tests/pkg/run
+
+check-upgrade: deb
+	@rc=0; for s in $(or $(SUITES),bookworm trixie sid); do \
+		echo "== $$s: package upgrades"; \
+		NLAT_SUITE=$$s $(PKG_TOP)/tests/pkg/run --long || rc=1; \
+	done; exit $$rc
