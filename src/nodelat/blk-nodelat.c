@@ -42,11 +42,10 @@
  * folds any sample, however few.  Probes are thus bounded to one I/O per
  * window per (queue, node, class).
  *
- * Waiting.  While a queue has requests in flight, read() reports at least
- * the time since its last completion (or since it became busy) as its
- * latency: a path that stops answering reads as slow as it has kept us
- * waiting, so new I/O leaves it within about one latency of the live
- * path.  With no completion for stale_windows windows it is stalled:
+ * Waiting.  Once a queue with requests in flight has answered nothing for
+ * a window (since its last completion, or since it became busy), read()
+ * reports that time as its latency: a path that stops answering reads as
+ * slow as it has kept us waiting, so new I/O leaves it within a window.  With no completion for stale_windows windows it is stalled:
  * read() says so and grants it no probe, so it gets nothing more until
  * the transport notices.  The time of the last completion is stored on
  * the in-flight line that every I/O writes anyway.
@@ -665,7 +664,7 @@ static bool nlat_read(struct request_queue *q, int node, unsigned int cls,
 	now = nlat_now();
 	fine = ktime_get_ns();
 	since = max(READ_ONCE(nq->done_ns), READ_ONCE(nq->busy_ns));
-	v->lat_ns = nlat_waited_lat(v->lat_ns, v->inflight, since, fine);
+	v->lat_ns = nlat_waited_lat(v->lat_ns, v->inflight, since, fine, &p);
 	v->stalled = nlat_stalled(v->inflight, since, fine, &p);
 	if (may_probe && !v->stalled &&
 	    nlat_probe_due(ewma, upd, probe, now, &p))

@@ -170,15 +170,16 @@ static inline bool nlat_stale(u64 ewma, u64 upd_ns, u64 now,
 
 /*
  * @since: the queue's last completion or, if later, the start of its busy
- * period (0: none).  A request in flight for longer than the estimate
- * says more than the estimate does: a path that stops answering reads as
- * slow as the time it has kept us waiting, from its first overdue request
- * on, instead of as fast as it was.
+ * period (0: none).  A queue that has kept requests waiting for a whole
+ * window without answering says more than its estimate does: it reads as
+ * slow as it has kept us waiting.  Shorter gaps are how completions come
+ * (batched, or a vCPU not running) and change nothing.
  */
 static inline u64 nlat_waited_lat(u64 lat_ns, u32 inflight, u64 since,
-				  u64 now)
+				  u64 now, const struct nlat_params *p)
 {
-	if (!lat_ns || !inflight || (s64)(now - since) <= 0)
+	if (!lat_ns || !inflight || (s64)(now - since) <= 0 ||
+	    now - since < p->window_ns)
 		return lat_ns;
 	return now - since > lat_ns ? now - since : lat_ns;
 }

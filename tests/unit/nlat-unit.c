@@ -372,10 +372,11 @@ static void test_cmp_stalled(void)
 	/* all stalled: the usual order among them */
 	CHECK(nvme_lat_cmp(&dead, &dead2) < 0, "");
 	/* an overdue request raises the estimate to the time waited */
-	CHECK(nlat_waited_lat(1 * MS, 1, 10 * SEC - 5 * MS, 10 * SEC) == 5 * MS, "");
-	CHECK(nlat_waited_lat(1 * MS, 1, 10 * SEC - 1 * US, 10 * SEC) == 1 * MS, "");
-	CHECK(nlat_waited_lat(1 * MS, 0, 0, 10 * SEC) == 1 * MS, "idle");
-	CHECK(nlat_waited_lat(0, 3, 0, 10 * SEC) == 0, "no estimate stays none");
+	CHECK(nlat_waited_lat(1 * MS, 1, 10 * SEC - 60 * MS, 10 * SEC, &p) == 60 * MS, "");
+	CHECK(nlat_waited_lat(1 * MS, 1, 10 * SEC - 5 * MS, 10 * SEC, &p) == 1 * MS,
+	      "a gap shorter than a window");
+	CHECK(nlat_waited_lat(1 * MS, 0, 0, 10 * SEC, &p) == 1 * MS, "idle");
+	CHECK(nlat_waited_lat(0, 3, 0, 10 * SEC, &p) == 0, "no estimate stays none");
 	/* stalled: in flight and no completion for stale_windows windows */
 	CHECK(!nlat_stalled(0, 0, 10 * SEC, &p), "idle is not stalled");
 	CHECK(nlat_stalled(1, 0, 10 * SEC, &p), "never completed");
@@ -528,7 +529,8 @@ static int sim_choose(struct sim *s, u64 now)
 	for (i = 0; i < SIM_PATHS; i++) {
 		c.inflight = s->path[i].inflight;
 		c.lat_ns = nlat_waited_lat(nlat_ewma_ns(s->path[i].est.ewma),
-					   c.inflight, sim_since(&s->path[i]), now);
+					   c.inflight, sim_since(&s->path[i]), now,
+					   &s->p);
 		c.stalled = nlat_stalled(c.inflight, sim_since(&s->path[i]),
 					 now, &s->p);
 		if (best < 0 || nvme_lat_cmp(&c, &best_c) < 0) {
