@@ -613,6 +613,16 @@ static double sim_share(struct sim *s, int path, u64 t0, u64 t1)
 	return all ? (double)mine / all : 0;
 }
 
+/* I/Os issued to @path in [t0, t1). */
+static u64 sim_issued(struct sim *s, int path, u64 t0, u64 t1)
+{
+	u64 b, n = 0;
+
+	for (b = t0 / SIM_BIN_NS; b < t1 / SIM_BIN_NS; b++)
+		n += s->issued[b][path];
+	return n;
+}
+
 /* Seconds from @t0 until every later bin before @end gives @path @goal. */
 static double sim_settle_sec(struct sim *s, int path, u64 t0, u64 end,
 			     double goal)
@@ -712,17 +722,15 @@ static void test_sim_blackhole(void)
 {
 	struct sim s = { .p = defaults(), .base_ns = 200 * US,
 			 .slow = slow_none, .dead = -1 };
-	u64 b, late = 0, parked = 0;
+	u64 late, parked;
 	double share;
 
 	sim_run(&s, 16, 3 * SEC);
 	s.dead = 1;
 	s.start = 5 * SEC;
 	sim_run(&s, 16, 13 * SEC);
-	for (b = 5 * SEC / SIM_BIN_NS; b < 13 * SEC / SIM_BIN_NS; b++)
-		parked += s.issued[b][1];
-	for (b = 5 * SEC / SIM_BIN_NS + 1; b < 13 * SEC / SIM_BIN_NS; b++)
-		late += s.issued[b][1];
+	parked = sim_issued(&s, 1, 5 * SEC, 13 * SEC);
+	late = sim_issued(&s, 1, 5 * SEC + SIM_BIN_NS, 13 * SEC);
 	share = sim_share(&s, 0, 6 * SEC, 13 * SEC);
 	printf("  black hole qd 16: %llu I/Os parked on the dead path, %llu after the first 100 ms; live path share %.3f\n",
 	       ULL(parked), ULL(late), share);
@@ -738,11 +746,8 @@ static void test_sim_blackhole(void)
 	s.dead = 1;
 	s.dead_from = 5 * SEC;
 	sim_run(&s, 16, 9 * SEC);
-	parked = late = 0;
-	for (b = 5 * SEC / SIM_BIN_NS; b < 9 * SEC / SIM_BIN_NS; b++)
-		parked += s.issued[b][1];
-	for (b = 5 * SEC / SIM_BIN_NS + 1; b < 9 * SEC / SIM_BIN_NS; b++)
-		late += s.issued[b][1];
+	parked = sim_issued(&s, 1, 5 * SEC, 9 * SEC);
+	late = sim_issued(&s, 1, 5 * SEC + SIM_BIN_NS, 9 * SEC);
 	share = sim_share(&s, 0, 6 * SEC, 9 * SEC);
 	printf("  black hole while busy: %llu more I/Os parked, %llu after the first 100 ms; live path share %.3f\n",
 	       ULL(parked), ULL(late), share);
