@@ -56,11 +56,12 @@
 #define NVME_LAT_RETRY_MIN_SEC	1
 #define NVME_LAT_RETRY_MAX_SEC	10
 
-/* A path whose attach failed. */
+/* A path whose attach failed; listed until tracked or removed. */
 struct nvme_lat_pending {
 	struct list_head	entry;
 	struct nvme_ns		*ns;
 	int			err;
+	unsigned int		tried;	/* nvme_lat_retry_seq of its last retry */
 };
 
 /* The I/O path's view of the tracker; publishing under nvme_lat_ops_mutex. */
@@ -70,6 +71,7 @@ static DEFINE_MUTEX(nvme_lat_ops_mutex);
 static LIST_HEAD(nvme_lat_pending);
 static DEFINE_SPINLOCK(nvme_lat_pending_lock);
 static unsigned int nvme_lat_retry_sec = NVME_LAT_RETRY_MIN_SEC;
+static unsigned int nvme_lat_retry_seq;	/* under nvme_lat_pending_lock */
 static void nvme_lat_retry_fn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(nvme_lat_retry_work, nvme_lat_retry_fn);
 DEFINE_STATIC_SRCU(nvme_lat_srcu);
@@ -220,18 +222,22 @@ static void nvme_lat_unpend(struct nvme_ns *ns)
 	kfree(found);
 }
 
-/* Take the first pending path, with a reference; NULL when none is left. */
-static struct nvme_lat_pending *nvme_lat_pop(void)
+/*
+ * The next path this retry (@seq) has not tried, with a reference; NULL
+ * when none is left.  It stays listed meanwhile: latency_untracked shows
+ * it while its attach waits.
+ */
+static struct nvme_ns *nvme_lat_next(unsigned int seq)
 {
 	struct nvme_lat_pending *p;
 
 	spin_lock(&nvme_lat_pending_lock);
 	list_for_each_entry(p, &nvme_lat_pending, entry) {
-		if (kref_get_unless_zero(&p->ns->kref)) {
-			list_del(&p->entry);
-			spin_unlock(&nvme_lat_pending_lock);
-			return p;
-		}
+		if (p->tried == seq || !kref_get_unless_zero(&p->ns->kref))
+			continue;
+		p->tried = seq;
+		spin_unlock(&nvme_lat_pending_lock);
+		return p->ns;
 	}
 	spin_unlock(&nvme_lat_pending_lock);
 	return NULL;
@@ -241,41 +247,47 @@ static void nvme_lat_retry_fn(struct work_struct *work)
 {
 	const struct blk_nodelat_ops *ops = symbol_request(blk_nodelat_ops);
 	struct nvme_lat_pending *p;
-	LIST_HEAD(failed);
+	struct nvme_ns *ns;
+	unsigned int seq;
+	bool again;
 	int idx, ret;
 
+	spin_lock(&nvme_lat_pending_lock);
+	seq = ++nvme_lat_retry_seq;
+	spin_unlock(&nvme_lat_pending_lock);
+
 	idx = srcu_read_lock(&nvme_lat_srcu);
-	while ((p = nvme_lat_pop())) {
-		ret = ops ? nvme_lat_attach(ops, p->ns) : -ENOENT;
+	while ((ns = nvme_lat_next(seq))) {
+		ret = ops ? nvme_lat_attach(ops, ns) : -ENOENT;
 		if (!ret) {
-			if (nvme_lat_wanted(p->ns))
-				dev_info(disk_to_dev(p->ns->disk),
+			nvme_lat_unpend(ns);
+			if (nvme_lat_wanted(ns))
+				dev_info(disk_to_dev(ns->disk),
 					 "latency: path tracked\n");
-			nvme_put_ns(p->ns);
-			kfree(p);
-			continue;
+		} else {
+			/* gone from the list if removed meanwhile */
+			spin_lock(&nvme_lat_pending_lock);
+			list_for_each_entry(p, &nvme_lat_pending, entry)
+				if (p->ns == ns)
+					p->err = ret;
+			spin_unlock(&nvme_lat_pending_lock);
 		}
-		p->err = ret;
-		list_add_tail(&p->entry, &failed);
-	}
-	/* back to the list, unless removed meanwhile (see nvme_lat_pend()) */
-	while ((p = list_first_entry_or_null(&failed, typeof(*p), entry))) {
-		list_del(&p->entry);
-		nvme_lat_pend(p->ns, p->err, false);
-		nvme_put_ns(p->ns);
-		kfree(p);
+		nvme_put_ns(ns);
 	}
 	srcu_read_unlock(&nvme_lat_srcu, idx);
 	if (ops)
 		symbol_put(blk_nodelat_ops);
 
 	spin_lock(&nvme_lat_pending_lock);
-	if (list_empty(&nvme_lat_pending))
-		nvme_lat_retry_sec = NVME_LAT_RETRY_MIN_SEC;
-	else
+	again = !list_empty(&nvme_lat_pending);
+	if (again)
 		nvme_lat_retry_sec = min(nvme_lat_retry_sec * 2,
 					 NVME_LAT_RETRY_MAX_SEC);
+	else
+		nvme_lat_retry_sec = NVME_LAT_RETRY_MIN_SEC;
 	spin_unlock(&nvme_lat_pending_lock);
+	if (again)
+		nvme_lat_retry_later();
 }
 
 /*
