@@ -9,6 +9,9 @@
 #                             SUITES="trixie" for one of them;
 #                             KERNEL=debug: the VM scenarios on the lab's
 #                             lockdep/KASAN/kmemleak kernel
+#   make check-long           what check leaves out for CI's 90 minutes:
+#                             the stress (nvme/030) and the two-release
+#                             kernel and package upgrade cycle (pkg/010)
 #   make bench                policy comparison table in the VM lab
 #   make blktests             upstream blktests' nvme group, stock nvme-core
 #                             against ours with "latency", on each series
@@ -24,7 +27,7 @@ SUITE	?= bookworm
 SUITES	?= bookworm trixie sid
 KERNEL	?= distro
 
-.PHONY: all modules demo check unit bench blktests lint lint-kernel clean
+.PHONY: all modules demo check check-long unit bench blktests lint lint-kernel clean
 
 all: modules
 
@@ -36,6 +39,9 @@ demo:
 
 check:
 	NLAT_SUITES="$(SUITES)" NLAT_KERNEL="$(KERNEL)" tests/run $(TESTS)
+
+check-long:
+	NLAT_SUITES="$(SUITES)" NLAT_LONG=1 tests/run
 
 unit:
 	$(MAKE) -C tests/unit
