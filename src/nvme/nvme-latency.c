@@ -172,24 +172,33 @@ static void nvme_lat_retry_later(void)
 			 READ_ONCE(nvme_lat_retry_sec) * HZ);
 }
 
+/* @ns's entry in the pending list, or NULL; under nvme_lat_pending_lock */
+static struct nvme_lat_pending *nvme_lat_find(struct nvme_ns *ns)
+{
+	struct nvme_lat_pending *p;
+
+	lockdep_assert_held(&nvme_lat_pending_lock);
+	list_for_each_entry(p, &nvme_lat_pending, entry)
+		if (p->ns == ns)
+			return p;
+	return NULL;
+}
+
 /*
- * Remember that @ns could not be tracked, saying so once (@warn: not a
- * retry); allocates, so no lock may be held.
+ * Remember that @ns could not be tracked, saying so the first time;
+ * allocates, so no lock may be held.
  */
-static void nvme_lat_pend(struct nvme_ns *ns, int err, bool warn)
+static void nvme_lat_pend(struct nvme_ns *ns, int err)
 {
 	struct nvme_lat_pending *p, *new;
-	bool first = true;
+	bool first;
 
 	new = kzalloc_obj(*new, GFP_KERNEL);
 	spin_lock(&nvme_lat_pending_lock);
-	list_for_each_entry(p, &nvme_lat_pending, entry) {
-		if (p->ns == ns) {
-			first = false;
-			p->err = err;
-			break;
-		}
-	}
+	p = nvme_lat_find(ns);
+	first = !p;
+	if (p)
+		p->err = err;
 	/* under the lock: nvme_lat_unpend() runs after REMOVING is set */
 	if (first && new && nvme_lat_wanted(ns)) {
 		new->ns = ns;
@@ -199,7 +208,7 @@ static void nvme_lat_pend(struct nvme_ns *ns, int err, bool warn)
 	}
 	spin_unlock(&nvme_lat_pending_lock);
 	kfree(new);
-	if (first && warn)
+	if (first)
 		dev_warn(disk_to_dev(ns->disk),
 			 "latency: cannot track this path (%d); I/O goes round robin until it can, retrying\n",
 			 err);
@@ -208,18 +217,14 @@ static void nvme_lat_pend(struct nvme_ns *ns, int err, bool warn)
 
 static void nvme_lat_unpend(struct nvme_ns *ns)
 {
-	struct nvme_lat_pending *p, *found = NULL;
+	struct nvme_lat_pending *p;
 
 	spin_lock(&nvme_lat_pending_lock);
-	list_for_each_entry(p, &nvme_lat_pending, entry) {
-		if (p->ns == ns) {
-			list_del(&p->entry);
-			found = p;
-			break;
-		}
-	}
+	p = nvme_lat_find(ns);
+	if (p)
+		list_del(&p->entry);
 	spin_unlock(&nvme_lat_pending_lock);
-	kfree(found);
+	kfree(p);
 }
 
 /*
@@ -267,9 +272,9 @@ static void nvme_lat_retry_fn(struct work_struct *work)
 		} else {
 			/* gone from the list if removed meanwhile */
 			spin_lock(&nvme_lat_pending_lock);
-			list_for_each_entry(p, &nvme_lat_pending, entry)
-				if (p->ns == ns)
-					p->err = ret;
+			p = nvme_lat_find(ns);
+			if (p)
+				p->err = ret;
 			spin_unlock(&nvme_lat_pending_lock);
 		}
 		nvme_put_ns(ns);
@@ -375,7 +380,7 @@ int nvme_lat_set_iopolicy(struct nvme_subsystem *subsys, int policy)
 		if (policy == NVME_IOPOLICY_LAT) {
 			ret = nvme_lat_attach(ops, *p);
 			if (ret)
-				nvme_lat_pend(*p, ret, true);
+				nvme_lat_pend(*p, ret);
 			continue;
 		}
 		nvme_lat_unpend(*p);
@@ -415,7 +420,7 @@ void nvme_lat_add_path(struct nvme_ns *ns)
 	if (ops)
 		symbol_put(blk_nodelat_ops);
 	if (ret)
-		nvme_lat_pend(ns, ret, true);
+		nvme_lat_pend(ns, ret);
 }
 
 /* @ns is unlinked from its head and no submitter sees it any more. */
