@@ -9,9 +9,10 @@
 #                             SUITES="trixie" for one of them;
 #                             KERNEL=debug: the VM scenarios on the lab's
 #                             lockdep/KASAN/kmemleak kernel
-#   make check-long           what check leaves out for CI's 90 minutes:
-#                             the stress (nvme/030) and the two-release
-#                             kernel and package upgrade cycle (pkg/010)
+#   make check-long           what check leaves out for CI's 90 minutes
+#                             (LONG=1): the switch storms and the stress
+#                             (nvme/017, 019, 030), the two-release kernel
+#                             and package upgrade cycle (pkg/010)
 #   make bench                policy comparison table in the VM lab
 #   make blktests             upstream blktests' nvme group, stock nvme-core
 #                             against ours with "latency", on each series
