@@ -5,9 +5,10 @@
  * blk-nodelat.c is written against the newest block API.  Older kernels
  * are filled in here, newest change first, each with the release that
  * made it.  The NLAT_HAVE_* switches come from build-time probes in
- * src/nodelat/Kbuild, which grep the private block headers the module is
- * built against (so distribution backports are seen: Debian's 6.1 has
- * q->rq_qos_mutex from 6.5); NLAT_PROBED says the probes ran.  Without
+ * src/nodelat/Kbuild, which grep the headers the module is built against
+ * (so distribution backports are seen: Debian's 6.1.192 has
+ * q->rq_qos_mutex from 6.5, its 6.1.176 has not); NLAT_PROBED says the
+ * probes ran.  Without
  * probes, the release number decides.
  *
  * The rq_qos list helpers replace rq_qos_add()/rq_qos_del(): those are
@@ -38,10 +39,63 @@
 #if NLAT_SINCE(6, 14)
 #define NLAT_HAVE_FREEZE_MEMFLAGS
 #endif
+#if NLAT_SINCE(6, 5)
+#define NLAT_HAVE_RQ_QOS_MUTEX
+#endif
 #if NLAT_SINCE(6, 3)
 #define NLAT_HAVE_RQOS_DISK
 #endif
 #endif /* !NLAT_PROBED */
+
+/*
+ * 6.5 (in Debian's 6.1 since after 6.1.176): q->rq_qos_mutex orders every
+ * change of q->rq_qos, rq_qos_exit() included.  Before, rq_qos_add() took
+ * q->queue_lock under a freeze and rq_qos_exit() took nothing.  There
+ * q->sysfs_lock stands in: blk_unregister_queue() clears
+ * QUEUE_FLAG_REGISTERED under it before del_gendisk() calls rq_qos_exit(),
+ * so a queue seen registered under it is ours to change, and one that is
+ * not belongs to teardown, which calls our exit hook.
+ */
+#ifdef NLAT_HAVE_RQ_QOS_MUTEX
+static inline struct mutex *nlat_qos_mutex(struct request_queue *q)
+{
+	return &q->rq_qos_mutex;
+}
+
+static inline bool nlat_teardown_owns(struct request_queue *q)
+{
+	return false;
+}
+
+static inline void nlat_qos_list_lock(struct request_queue *q)
+{
+}
+
+static inline void nlat_qos_list_unlock(struct request_queue *q)
+{
+}
+#else
+static inline struct mutex *nlat_qos_mutex(struct request_queue *q)
+{
+	return &q->sysfs_lock;
+}
+
+static inline bool nlat_teardown_owns(struct request_queue *q)
+{
+	return !blk_queue_registered(q);
+}
+
+/* as rq_qos_add() and rq_qos_del() of those releases */
+static inline void nlat_qos_list_lock(struct request_queue *q)
+{
+	spin_lock_irq(&q->queue_lock);
+}
+
+static inline void nlat_qos_list_unlock(struct request_queue *q)
+{
+	spin_unlock_irq(&q->queue_lock);
+}
+#endif
 
 /*
  * 6.14: blk_mq_freeze_queue() returns the memalloc_noio flags that
@@ -153,18 +207,24 @@ static inline void nlat_rqos_init(struct rq_qos *rqos, struct request_queue *q,
 
 /*
  * Link @rqos into @q's list.  Caller has frozen the queue and holds
- * q->rq_qos_mutex: no request is in flight, so every request issued after the
- * unfreeze passes through our issue hook before it can reach done.
+ * nlat_qos_mutex(): no request is in flight, so every request issued after
+ * the unfreeze passes through our issue hook before it can reach done.
  */
 static inline int nlat_rqos_link(struct request_queue *q, struct rq_qos *rqos)
 {
-	lockdep_assert_held(&q->rq_qos_mutex);
+	int ret = -EBUSY;
+
+	lockdep_assert_held(nlat_qos_mutex(q));
+	nlat_qos_list_lock(q);
 	if (rq_qos_id(q, rqos->id))
-		return -EBUSY;
+		goto unlock;
 	rqos->next = q->rq_qos;
 	q->rq_qos = rqos;
 	nlat_rqos_enable(q);
-	return 0;
+	ret = 0;
+unlock:
+	nlat_qos_list_unlock(q);
+	return ret;
 }
 
 /* Unlink @rqos from @q's list; same locking as nlat_rqos_link(). */
@@ -173,7 +233,8 @@ static inline void nlat_rqos_unlink(struct request_queue *q,
 {
 	struct rq_qos **cur;
 
-	lockdep_assert_held(&q->rq_qos_mutex);
+	lockdep_assert_held(nlat_qos_mutex(q));
+	nlat_qos_list_lock(q);
 	for (cur = &q->rq_qos; *cur; cur = &(*cur)->next) {
 		if (*cur == rqos) {
 			*cur = rqos->next;
@@ -181,6 +242,7 @@ static inline void nlat_rqos_unlink(struct request_queue *q,
 		}
 	}
 	nlat_rqos_disable_if_empty(q);
+	nlat_qos_list_unlock(q);
 }
 
 #endif /* _NLAT_COMPAT_H */

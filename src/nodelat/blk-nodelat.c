@@ -91,7 +91,9 @@
  * NLAT_ATTACH_FREEZE_MS (a queue whose requests wait on a reconnecting
  * controller may not drain for minutes): the user retries later.  debugfs
  * is handled outside q->rq_qos_mutex under q->debugfs_mutex, as 7.2
- * requires of debugfs_mutex.
+ * requires of debugfs_mutex.  Kernels before 6.5 have no rq_qos_mutex and
+ * their teardown takes no lock: nlat_qos_mutex() and nlat_teardown_owns()
+ * in nlat-compat.h stand in.
  *
  * rq_qos id.  Ids are only compared for equality, by rq_qos_id() looking
  * for RQ_QOS_WBT, RQ_QOS_LATENCY or RQ_QOS_COST (0 .. 2).  NLAT_RQ_QOS_ID
@@ -214,7 +216,7 @@ struct nlat_queue {
 
 /*
  * Tracked queues.  Readers: RCU.  Writers hold nlat_hash_lock, which only
- * orders writers on different queues, and the queue's rq_qos_mutex.
+ * orders writers on different queues, and the queue's nlat_qos_mutex().
  */
 static DEFINE_HASHTABLE(nlat_hash, NLAT_HASH_BITS);
 static DEFINE_SPINLOCK(nlat_hash_lock);
@@ -244,13 +246,13 @@ static inline unsigned int nlat_cell_idx(int node, unsigned int cls)
 	return node * NLAT_NR_CLASSES + cls;
 }
 
-/* Caller holds rcu_read_lock() or q->rq_qos_mutex. */
+/* Caller holds rcu_read_lock() or nlat_qos_mutex(). */
 static struct nlat_queue *nlat_lookup(struct request_queue *q)
 {
 	struct nlat_queue *nq;
 
 	hash_for_each_possible_rcu(nlat_hash, nq, hash_node, (unsigned long)q,
-				   lockdep_is_held(&q->rq_qos_mutex))
+				   lockdep_is_held(nlat_qos_mutex(q)))
 		if (nq->q == q)
 			return nq;
 	return NULL;
@@ -494,7 +496,7 @@ static void nlat_debugfs_unregister(struct request_queue *q)
 	mutex_unlock(&q->debugfs_mutex);
 }
 
-/* Caller holds q->rq_qos_mutex; read() may hold @nq under RCU still. */
+/* Caller holds nlat_qos_mutex(); read() may hold @nq under RCU still. */
 static void nlat_unhash(struct nlat_queue *nq)
 {
 	spin_lock(&nlat_hash_lock);
@@ -518,8 +520,8 @@ static void nlat_release(struct nlat_queue *nq)
 }
 
 /*
- * Queue teardown: rq_qos_exit() unlinked us, holds q->rq_qos_mutex and
- * the queue is frozen; blk_unregister_queue() already removed debugfs.
+ * Queue teardown: rq_qos_exit() unlinked us (holding q->rq_qos_mutex from
+ * 6.5 on), the queue is frozen; blk_unregister_queue() removed debugfs.
  */
 static void nlat_rqos_exit(struct rq_qos *rqos)
 {
@@ -572,7 +574,7 @@ static int nlat_attach(struct request_queue *q)
 	ret = -EBUSY;
 	if (!nlat_freeze_timeout(q, NLAT_ATTACH_FREEZE_MS, &memflags))
 		goto free_nq;
-	mutex_lock(&q->rq_qos_mutex);
+	mutex_lock(nlat_qos_mutex(q));
 	ret = 0;
 	if (nlat_lookup(q))		/* a concurrent attach won */
 		goto unlock;
@@ -591,7 +593,7 @@ static int nlat_attach(struct request_queue *q)
 	nq = NULL;
 	ret = 1;
 unlock:
-	mutex_unlock(&q->rq_qos_mutex);
+	mutex_unlock(nlat_qos_mutex(q));
 	nlat_unfreeze(q, memflags);
 	if (ret == 1)
 		nlat_debugfs_register(q);
@@ -611,13 +613,14 @@ static bool nlat_detach(struct request_queue *q)
 	if (!nlat_tracked(q))
 		return false;
 	memflags = nlat_freeze(q);
-	mutex_lock(&q->rq_qos_mutex);
-	nq = nlat_lookup(q);
+	mutex_lock(nlat_qos_mutex(q));
+	/* before 6.5, a queue in teardown is its exit hook's to drop */
+	nq = nlat_teardown_owns(q) ? NULL : nlat_lookup(q);
 	if (nq) {
 		nlat_rqos_unlink(q, &nq->rqos);
 		nlat_unhash(nq);
 	}
-	mutex_unlock(&q->rq_qos_mutex);
+	mutex_unlock(nlat_qos_mutex(q));
 	nlat_unfreeze(q, memflags);
 	if (!nq)
 		return false;
