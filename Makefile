@@ -4,15 +4,17 @@
 #
 #   make modules [KVER=<release>] [KSRC=<tree or tarball>]  build into out/KVER/
 #   make demo                 show the latency policy at work in the VM lab
-#   make check                unit tests, then build, VM and package tests on
-#                             each Debian series (installs what it needs);
+#   make check                unit tests, then build and VM tests on each
+#                             Debian series, package tests on bookworm and
+#                             sid (installs what it needs);
 #                             SUITES="trixie" for one of them;
 #                             KERNEL=debug: the VM scenarios on the lab's
 #                             lockdep/KASAN/kmemleak kernel
-#   make check-long           what check leaves out for CI's 90 minutes
-#                             (LONG=1): the switch storms and the stress
+#   make check-long           what check leaves out for CI's 90 minutes:
+#                             (LONG=1) the switch storms and the stress
 #                             (nvme/017, 019, 030), the two-release kernel
-#                             and package upgrade cycle (pkg/010)
+#                             and package upgrade cycle (pkg/010); trixie's
+#                             package tests
 #   make bench                policy comparison table in the VM lab
 #   make blktests             upstream blktests' nvme group, stock nvme-core
 #                             against ours with "latency", on each series
