@@ -26,10 +26,11 @@
 #include <linux/sched/mm.h>
 #include "blk-rq-qos.h"
 
-#ifndef NLAT_PROBED
-/* The release number is only a fallback, for builds without the probes. */
 #define NLAT_RELEASE		LINUX_VERSION_CODE
 #define NLAT_SINCE(a, b)	(KERNEL_VERSION(a, b, 0) <= NLAT_RELEASE)
+
+#ifndef NLAT_PROBED
+/* The release number is only a fallback, for builds without the probes. */
 
 #if NLAT_SINCE(6, 17)
 #define NLAT_HAVE_QOS_ENABLED_FLAG
@@ -56,6 +57,10 @@
  * so a queue seen registered under it is ours to change, and one that is
  * not belongs to teardown, which calls our exit hook.
  */
+#if !defined(NLAT_HAVE_RQ_QOS_MUTEX) && NLAT_SINCE(6, 5)
+#error "the blkdev.h probe missed q->rq_qos_mutex (src/nodelat/Kbuild)"
+#endif
+
 #ifdef NLAT_HAVE_RQ_QOS_MUTEX
 static inline struct mutex *nlat_qos_mutex(struct request_queue *q)
 {
