@@ -29,7 +29,7 @@ PKG_RPM_RELEASE := 1
 PKG_RPM := $(PKG_OUT)/nvme-latency-dkms-$(PKG_VERSION)-$(PKG_RPM_RELEASE).noarch.rpm
 
 # What the tarball holds; build products are left out.
-PKG_FILES := Makefile VERSION dkms.conf scripts src etc docs debian
+PKG_FILES := Makefile VERSION dkms.conf scripts src etc docs debian tools
 PKG_EXCLUDE := --exclude-vcs --exclude='*.o' --exclude='*.ko' \
 	--exclude='*.mod' --exclude='*.mod.c' --exclude='.*.cmd' \
 	--exclude=modules.order --exclude=Module.symvers --exclude='*~' \

@@ -95,6 +95,11 @@
  * their teardown takes no lock: nlat_qos_mutex() and nlat_teardown_owns()
  * in nlat-compat.h stand in.
  *
+ * sysfs.  blk_nodelat_info_ops.emit() prints what debugfs' stats shows,
+ * plus the stalled state and the probes granted (one atomic per queue,
+ * raised at most once per window and cell), for the user's own sysfs
+ * attribute (nvme-core: /sys/block/<path>/latency).
+ *
  * rq_qos id.  Ids are only compared for equality, by rq_qos_id() looking
  * for RQ_QOS_WBT, RQ_QOS_LATENCY or RQ_QOS_COST (0 .. 2).  NLAT_RQ_QOS_ID
  * is far outside that enum: lookups of the built-in policies never find
@@ -115,6 +120,7 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
+#include <linux/sysfs.h>
 #include <linux/timekeeping.h>
 #include <linux/workqueue.h>
 
@@ -211,6 +217,7 @@ struct nlat_queue {
 	atomic_t		inflight ____cacheline_aligned_in_smp;
 	u64			done_ns;	/* last completion, ktime_get_ns() */
 	u64			busy_ns;	/* inflight went 0 -> 1 */
+	atomic_long_t		probes;		/* probes granted, ever */
 	struct nlat_cell	cells[] ____cacheline_aligned_in_smp;
 };
 
@@ -672,9 +679,64 @@ static bool nlat_read(struct request_queue *q, int node, unsigned int cls,
 	if (may_probe && !v->stalled &&
 	    nlat_probe_due(ewma, upd, probe, now, &p))
 		v->probe = cmpxchg64(&c->probe_ns, probe, now) == probe;
+	if (v->probe)
+		atomic_long_inc(&nq->probes);
 	rcu_read_unlock();
 	return true;
 }
+
+/*
+ * sysfs: the numbers of debugfs' stats plus stalled and probes, for online
+ * nodes only.  A line is at most ~70 bytes: the page holds 14 nodes.
+ */
+static int nlat_emit(struct request_queue *q, char *buf, int at)
+{
+	struct nlat_params p;
+	struct nlat_queue *nq;
+	u64 now, fine, since;
+	unsigned int cls;
+	int node, inflight;
+
+	rcu_read_lock();
+	nq = nlat_lookup(q);
+	if (!nq) {
+		rcu_read_unlock();
+		return -ENODEV;
+	}
+	nlat_params_get(&p);
+	now = nlat_now();
+	fine = ktime_get_ns();
+	inflight = max(atomic_read(&nq->inflight), 0);
+	since = max(READ_ONCE(nq->done_ns), READ_ONCE(nq->busy_ns));
+	at += sysfs_emit_at(buf, at, "inflight %d stalled %d probes %ld\n",
+			    inflight, nlat_stalled(inflight, since, fine, &p),
+			    atomic_long_read(&nq->probes));
+	at += sysfs_emit_at(buf, at, "node class lat_nsec samples age_msec\n");
+	for_each_online_node(node) {
+		for (cls = 0; cls < NLAT_NR_CLASSES; cls++) {
+			const struct nlat_cell *c =
+				&nq->cells[nlat_cell_idx(node, cls)];
+			u64 ewma = READ_ONCE(c->est.ewma);
+			u64 upd = READ_ONCE(c->est.upd_ns);
+			s64 age = -1;
+
+			if (ewma)
+				age = div_u64(now > upd ? now - upd : 0,
+					      NSEC_PER_MSEC);
+			at += sysfs_emit_at(buf, at, "%d %u %llu %llu %lld\n",
+					    node, cls, nlat_ewma_ns(ewma),
+					    READ_ONCE(c->est.samples), age);
+		}
+	}
+	rcu_read_unlock();
+	return at;
+}
+
+const struct blk_nodelat_info_ops blk_nodelat_info_ops = {
+	.version	= BLK_NODELAT_INFO_V1,
+	.emit		= nlat_emit,
+};
+EXPORT_SYMBOL_GPL(blk_nodelat_info_ops);
 
 const struct blk_nodelat_ops blk_nodelat_ops = {
 	.attach		= nlat_attach,

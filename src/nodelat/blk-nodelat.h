@@ -86,4 +86,26 @@ struct blk_nodelat_ops {
 
 extern const struct blk_nodelat_ops blk_nodelat_ops;
 
+/*
+ * Read-only state for sysfs, added after blk_nodelat_ops: a symbol of its
+ * own, so that a user running against an older blk-nodelat.ko finds it
+ * missing (symbol_get() returns NULL) instead of reading past the end of
+ * an older ops table.  Members beyond @version are added with a version
+ * bump; a user checks @version before calling one.
+ */
+#define BLK_NODELAT_INFO_V1	1
+
+struct blk_nodelat_info_ops {
+	unsigned int	version;
+	/*
+	 * (V1) Print @q's state at offset @at of sysfs page @buf (see
+	 * sysfs_emit_at()): in-flight count, stalled, probes granted, and a
+	 * line per online node and size class.  Does not sleep.  Returns
+	 * the new length of @buf, or -ENODEV when @q is not tracked.
+	 */
+	int		(*emit)(struct request_queue *q, char *buf, int at);
+};
+
+extern const struct blk_nodelat_info_ops blk_nodelat_info_ops;
+
 #endif /* _BLK_NODELAT_H */

@@ -30,6 +30,15 @@
  * robin.  It is logged, listed in the module parameter latency_untracked,
  * and retried with back-off until it is tracked or gone.
  *
+ * Visibility.  /sys/block/<path>/latency prints the tracker's state of a
+ * path (blk_nodelat_info_ops, a symbol of its own: an older blk-nodelat.ko
+ * lacks it and the attribute says "unsupported").  Trace events
+ * (nvme-latency-trace.h) fire when the path chosen for a (head, node)
+ * changes and when a probe is granted; to see a change, the choice is
+ * stored in head->current_path[], which the policy otherwise only reads
+ * as the start of its round-robin fallback.  Only while the event is
+ * enabled: disabled, each costs a static branch.
+ *
  * Locking.  No lock is held across a queue freeze or a grace period that
  * another subsystem's path removal could need.  Attach and detach are
  * idempotent and serialised per queue inside the tracker; the policy value
@@ -52,6 +61,9 @@
 #include "nvme.h"
 #include "nvme-latency.h"
 #include "nvme-latency-compat.h"
+
+#define CREATE_TRACE_POINTS
+#include "nvme-latency-trace.h"
 
 #define NVME_LAT_RETRY_MIN_SEC	1
 #define NVME_LAT_RETRY_MAX_SEC	10
@@ -494,6 +506,98 @@ void nvme_lat_end_error(struct request *req)
 	if (ops)
 		ops->end_error(req);
 	rcu_read_unlock();
+}
+
+/*
+ * A path of a multipath head: not the head's disk (whose fops differ), nor
+ * the disk of a namespace without one.
+ */
+bool nvme_lat_attr_visible(struct device *dev)
+{
+	struct gendisk *disk = dev_to_disk(dev);
+	struct nvme_ns *ns = disk->private_data;
+
+	return disk->fops != &nvme_ns_head_ops && ns->head->disk;
+}
+
+/*
+ * "inflight N stalled 0|1 probes N", then "node class lat_nsec samples
+ * age_msec" and a line per online node and class, while the subsystem
+ * uses the policy; "untracked" for a path without a tracker, nothing
+ * under other policies (as queue_depth, upstream).
+ */
+static ssize_t nvme_lat_attr_show(struct device *dev,
+				  struct device_attribute *attr, char *buf)
+{
+	struct nvme_ns *ns = dev_to_disk(dev)->private_data;
+	const struct blk_nodelat_info_ops *info;
+	const struct blk_nodelat_ops *ops;
+	int len;
+
+	if (READ_ONCE(ns->ctrl->subsys->iopolicy) != NVME_IOPOLICY_LAT)
+		return 0;
+	info = symbol_get(blk_nodelat_info_ops);
+	if (!info) {
+		ops = symbol_get(blk_nodelat_ops);
+		if (!ops)	/* not loaded: nothing is tracked */
+			return sysfs_emit(buf, "untracked\n");
+		symbol_put(blk_nodelat_ops);
+		return sysfs_emit(buf, "unsupported\n");
+	}
+	len = -ENODEV;
+	if (info->version >= BLK_NODELAT_INFO_V1)
+		len = info->emit(ns->queue, buf, 0);
+	symbol_put(blk_nodelat_info_ops);
+	if (len < 0)
+		return sysfs_emit(buf, "untracked\n");
+	return len;
+}
+
+struct device_attribute nvme_lat_attr =
+	__ATTR(latency, 0444, nvme_lat_attr_show, NULL);
+
+static const char *nvme_lat_name(struct nvme_ns *ns)
+{
+	return ns ? ns->disk->disk_name : "-";
+}
+
+/*
+ * @ns of estimate @c is the choice for @node: when head->current_path[]
+ * holds another, store it and say so.  Under head->srcu, on a path seen
+ * usable: ns removal clears NVME_NS_READY, waits for us, then clears
+ * current_path[], as it does after nvme_round_robin_path().
+ */
+void __nvme_lat_trace_path(struct nvme_ns_head *head, int node,
+			   unsigned int cls, struct nvme_ns *ns,
+			   const struct nvme_lat_cand *c)
+{
+	struct nvme_lat_cand oc = { };
+	struct nvme_ns *old;
+
+	old = srcu_dereference(head->current_path[node], &head->srcu);
+	if (old == ns)
+		return;
+	rcu_assign_pointer(head->current_path[node], ns);
+	if (old)
+		nvme_lat_read(old, node, cls, false, &oc);
+	trace_nvme_latency_path(head->disk->disk_name, node, cls,
+				nvme_lat_name(old), &oc, ns->disk->disk_name, c);
+}
+
+/* The tracker granted @ns of estimate @c a probe; under head->srcu. */
+void __nvme_lat_trace_probe(struct nvme_ns_head *head, int node,
+			    unsigned int cls, struct nvme_ns *ns,
+			    const struct nvme_lat_cand *c)
+{
+	struct nvme_lat_cand oc = *c;
+	struct nvme_ns *old;
+
+	old = srcu_dereference(head->current_path[node], &head->srcu);
+	if (old && old != ns)
+		nvme_lat_read(old, node, cls, false, &oc);
+	trace_nvme_latency_probe(head->disk->disk_name, node, cls,
+				 nvme_lat_name(old), &oc, ns->disk->disk_name,
+				 c);
 }
 
 void nvme_lat_exit(void)

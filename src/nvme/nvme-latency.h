@@ -7,10 +7,13 @@
 #define _NVME_LATENCY_H
 
 #include <linux/bio.h>
+#include <linux/device.h>
+#include <linux/tracepoint-defs.h>
 #include "blk-nodelat.h"
 #include "nvme-latency-cost.h"
 
 struct nvme_ns;
+struct nvme_ns_head;
 struct nvme_subsystem;
 struct request;
 
@@ -38,6 +41,37 @@ enum nvme_lat_read_ret nvme_lat_read(struct nvme_ns *ns, int node,
 				     struct nvme_lat_cand *c);
 void nvme_lat_end_error(struct request *req);
 void nvme_lat_exit(void);
+
+/* /sys/block/<path>/latency, in nvme-core's namespace attributes */
+extern struct device_attribute nvme_lat_attr;
+bool nvme_lat_attr_visible(struct device *dev);
+
+DECLARE_TRACEPOINT(nvme_latency_path);
+DECLARE_TRACEPOINT(nvme_latency_probe);
+void __nvme_lat_trace_path(struct nvme_ns_head *head, int node,
+			   unsigned int cls, struct nvme_ns *ns,
+			   const struct nvme_lat_cand *c);
+void __nvme_lat_trace_probe(struct nvme_ns_head *head, int node,
+			    unsigned int cls, struct nvme_ns *ns,
+			    const struct nvme_lat_cand *c);
+
+/* @ns is the choice for @node (not a probe); under head->srcu */
+static inline void nvme_lat_trace_path(struct nvme_ns_head *head, int node,
+				       unsigned int cls, struct nvme_ns *ns,
+				       const struct nvme_lat_cand *c)
+{
+	if (tracepoint_enabled(nvme_latency_path))
+		__nvme_lat_trace_path(head, node, cls, ns, c);
+}
+
+/* The tracker granted @ns a probe; under head->srcu */
+static inline void nvme_lat_trace_probe(struct nvme_ns_head *head, int node,
+					unsigned int cls, struct nvme_ns *ns,
+					const struct nvme_lat_cand *c)
+{
+	if (tracepoint_enabled(nvme_latency_probe))
+		__nvme_lat_trace_probe(head, node, cls, ns, c);
+}
 #else
 static inline void nvme_lat_remove_path(struct nvme_ns *ns)
 {
