@@ -421,6 +421,27 @@ static void nlat_end_error(struct request *rq)
 		nlat_uncount(nlat_rqos_to_nq(rqos), rq);
 }
 
+/* One cell as debugfs and sysfs print it: age -1 while it has no estimate. */
+struct nlat_row {
+	u64	lat_ns;
+	u64	samples;
+	s64	age_msec;
+};
+
+static void nlat_row(const struct nlat_queue *nq, int node, unsigned int cls,
+		     u64 now, struct nlat_row *r)
+{
+	const struct nlat_cell *c = &nq->cells[nlat_cell_idx(node, cls)];
+	u64 ewma = READ_ONCE(c->est.ewma);
+	u64 upd = READ_ONCE(c->est.upd_ns);
+
+	r->lat_ns = nlat_ewma_ns(ewma);
+	r->samples = READ_ONCE(c->est.samples);
+	r->age_msec = -1;
+	if (ewma)
+		r->age_msec = div_u64(now > upd ? now - upd : 0, NSEC_PER_MSEC);
+}
+
 static int nlat_stats_show(struct seq_file *m, void *unused)
 {
 	struct nlat_queue *nq = m->private;
@@ -437,18 +458,11 @@ static int nlat_stats_show(struct seq_file *m, void *unused)
 	seq_puts(m, "node class lat_nsec samples age_msec\n");
 	for_each_node(node) {
 		for (cls = 0; cls < NLAT_NR_CLASSES; cls++) {
-			const struct nlat_cell *c =
-				&nq->cells[nlat_cell_idx(node, cls)];
-			u64 ewma = READ_ONCE(c->est.ewma);
-			u64 upd = READ_ONCE(c->est.upd_ns);
-			s64 age = -1;
+			struct nlat_row r;
 
-			if (ewma)
-				age = div_u64(now > upd ? now - upd : 0,
-					      NSEC_PER_MSEC);
+			nlat_row(nq, node, cls, now, &r);
 			seq_printf(m, "%d %u %llu %llu %lld\n", node, cls,
-				   nlat_ewma_ns(ewma),
-				   READ_ONCE(c->est.samples), age);
+				   r.lat_ns, r.samples, r.age_msec);
 		}
 	}
 	return 0;
@@ -714,18 +728,12 @@ static int nlat_emit(struct request_queue *q, char *buf, int at)
 	at += sysfs_emit_at(buf, at, "node class lat_nsec samples age_msec\n");
 	for_each_online_node(node) {
 		for (cls = 0; cls < NLAT_NR_CLASSES; cls++) {
-			const struct nlat_cell *c =
-				&nq->cells[nlat_cell_idx(node, cls)];
-			u64 ewma = READ_ONCE(c->est.ewma);
-			u64 upd = READ_ONCE(c->est.upd_ns);
-			s64 age = -1;
+			struct nlat_row r;
 
-			if (ewma)
-				age = div_u64(now > upd ? now - upd : 0,
-					      NSEC_PER_MSEC);
+			nlat_row(nq, node, cls, now, &r);
 			at += sysfs_emit_at(buf, at, "%d %u %llu %llu %lld\n",
-					    node, cls, nlat_ewma_ns(ewma),
-					    READ_ONCE(c->est.samples), age);
+					    node, cls, r.lat_ns, r.samples,
+					    r.age_msec);
 		}
 	}
 	rcu_read_unlock();
