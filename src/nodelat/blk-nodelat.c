@@ -4,7 +4,8 @@
  *
  * A loadable rq_qos policy.  For each queue a user attaches (nvme-core's
  * "latency" iopolicy), it estimates, per NUMA node of the submitting CPU
- * (cpu_to_node(rq->mq_ctx->cpu)) and per I/O size class (nlat_size_class()),
+ * (cpu_to_node(rq->mq_ctx->cpu)) and per I/O class (nlat_io_class(): read
+ * or write, and size),
  * the latency of reads and writes from blk_mq_start_request() (which sets
  * rq->io_start_time_ns while QUEUE_FLAG_STATS is on: we hold it while
  * attached) to our rq_qos done hook.  It also counts the queue's requests
@@ -14,9 +15,11 @@
  * of its (node, class) cell, interrupts off, under a per-CPU sequence
  * count (nlat-acc.h): no lock, no shared cache line, and the fold never
  * sees a count without its sum.  The counters only grow; the fold sums
- * every CPU's and subtracts the totals it saw last time, so done never
- * waits for it.  Requests that end in error or are failed over are no
- * samples: the user tells us with end_error() before they end.
+ * them and subtracts the totals it saw last time, so done never waits
+ * for it.  Requests that end in error or are failed over are no
+ * samples: the user tells us with end_error() before they end.  The fold
+ * reads only the CPUs that ever completed a request here (a cpumask each
+ * sets once), not every possible CPU.
  *
  * Window.  The fold is a delayed work item, queued by the first completion
  * after the previous fold to run one window (window_usec) later; it does
@@ -40,12 +43,24 @@
  * probe time elects one of concurrent readers) so that the caller sends
  * that I/O here and the cell gets a fresh sample; a stale or empty cell
  * folds any sample, however few.  Probes are thus bounded to one I/O per
- * window per (queue, node, class).
+ * window per (queue, node, class), and only one until its sample is
+ * folded.  A probe that finds the estimate unchanged doubles the cell's
+ * interval (nlat-math.h): a path that stays slow gets a slow I/O per
+ * 0.4 s, not two per 0.25 s.  Samples over 8x the estimate count as 8x,
+ * so one hung I/O cannot drag a window's mean by its own length.
+ *
+ * Load.  The fold also keeps nbar, the mean number of requests in flight
+ * while the queue was measured (Little's law: the latencies completed in
+ * a fold over its length, an EWMA like the estimates), summed over the
+ * group: the user charges a path less for load it was measured at
+ * (nvme-latency-cost.h).  The waiting and stalled states below are the
+ * group's too: a controller that stops answering stalls all its paths.
  *
  * Waiting.  Once a queue with requests in flight has answered nothing for
  * a window (since its last completion, or since it became busy), read()
  * reports that time as its latency: a path that stops answering reads as
- * slow as it has kept us waiting, so new I/O leaves it within a window.  With no completion for stale_windows windows it is stalled:
+ * slow as it has kept us waiting, so new I/O leaves it within a window.
+ * With no completion for stale_windows windows it is stalled:
  * read() says so and grants it no probe, so it gets nothing more until
  * the transport notices.  The time of the last completion is stored on
  * the in-flight line that every I/O writes anyway.
@@ -54,14 +69,18 @@
  * window from a few hundred IOPS.  history_pct 75: 90% of a latency step
  * is absorbed in 8 windows (0.4 s), well within the 2 s in which traffic
  * must follow two paths that swap speeds.  stale_windows 4: a path that
- * gets no I/O is probed every ~5 windows and each probe keeps 0.75^5 = 24%
- * of the old value, so a path that was 20 ms slow and recovered reads fast
- * again after ~4 probes (~1 s; the target is 3 s).  min_samples 4 halves
+ * gets no I/O is probed every ~5 windows, every ~9 once probes keep
+ * confirming it; a probe keeps 0.75^5 = 24% of the old value (0.75^9 =
+ * 8%), so a path that was 20 ms slow and recovered reads fast again
+ * after ~3 probes (~1 s; the target is 3 s): the first one that sees the
+ * change resets the back-off.  min_samples 4 halves
  * the noise of lone samples; a 20 ms path at queue depth 1 then folds
  * every other window with weight 0.75^2, the same rate.  The unit tests
  * check these defaults against a two-path model of both targets.
  *
- * In flight.  One atomic per queue (queue-depth keeps one per controller):
+ * In flight.  One atomic per group of queues, the user's key at attach
+ * (nvme-core: the controller, as queue-depth's nr_active; a namespace's
+ * own count would let many low-depth namespaces herd onto one path):
  * +1 in issue, -1 in requeue, end_error or done.  RQF_STATS marks a
  * counted request: blk_mq_start_request() sets it just before calling our
  * issue hook, and we clear it when uncounting.  That makes requeue (also
@@ -206,17 +225,37 @@ struct nlat_cell {
 	u64		seen_nr;
 };
 
-struct nlat_queue {
-	struct rq_qos		rqos;
-	struct request_queue	*q;
-	struct hlist_node	hash_node;	/* nlat_hash */
-	unsigned int		nr_cells;	/* nr_node_ids * classes */
-	struct nlat_acc __percpu *acc;		/* [nr_cells] per CPU */
-	struct delayed_work	fold_work;
+/*
+ * The queues a user attached with one key (nvme-core: a controller, whose
+ * namespaces' path queues share its link): their requests in flight, the
+ * sum of their nbar, and the clocks the waiting and stalled states are
+ * read from, so that paths compare by their controllers' load.
+ */
+struct nlat_group {
+	struct hlist_node	node;		/* nlat_groups */
+	const void		*key;
+	unsigned int		refs;		/* under nlat_group_lock */
 	struct rcu_head		rcu;
 	atomic_t		inflight ____cacheline_aligned_in_smp;
 	u64			done_ns;	/* last completion, ktime_get_ns() */
 	u64			busy_ns;	/* inflight went 0 -> 1 */
+	atomic_long_t		nbar;		/* sum of its queues' nbar */
+	u64			fold_ns;	/* last fold of any of them */
+};
+
+struct nlat_queue {
+	struct rq_qos		rqos;
+	struct request_queue	*q;
+	struct nlat_group	*grp;		/* set before nq is published */
+	struct nlat_group	*new_grp;	/* attach's spare, or NULL */
+	struct hlist_node	hash_node;	/* nlat_hash */
+	unsigned int		nr_cells;	/* nr_node_ids * classes */
+	struct nlat_acc __percpu *acc;		/* [nr_cells] per CPU */
+	cpumask_var_t		cpus;		/* CPUs that added, ever */
+	struct delayed_work	fold_work;
+	struct rcu_head		rcu;
+	u32			nbar;		/* nlat_nbar_fold(), by the fold */
+	u64			fold_ns;	/* last fold; the fold's only */
 	atomic_long_t		probes;		/* probes granted, ever */
 	struct nlat_cell	cells[] ____cacheline_aligned_in_smp;
 };
@@ -228,6 +267,16 @@ struct nlat_queue {
 static DEFINE_HASHTABLE(nlat_hash, NLAT_HASH_BITS);
 static DEFINE_SPINLOCK(nlat_hash_lock);
 static atomic_t nlat_nr_queues = ATOMIC_INIT(0);
+
+/*
+ * Groups by key.  Only attach and release look them up and count their
+ * references, under nlat_group_lock (a spinlock: release runs in queue
+ * teardown); the I/O path reaches a group through its queue, which holds
+ * a reference, and a group is freed a grace period after its last queue
+ * left nlat_hash.
+ */
+static DEFINE_HASHTABLE(nlat_groups, NLAT_HASH_BITS);
+static DEFINE_SPINLOCK(nlat_group_lock);
 
 static inline struct nlat_queue *nlat_rqos_to_nq(struct rq_qos *rqos)
 {
@@ -267,20 +316,22 @@ static struct nlat_queue *nlat_lookup(struct request_queue *q)
 
 /*
  * Fold one cell.  The fold work is the only writer of est, seen_sum and
- * seen_nr (a work item never runs concurrently with itself); read() and
- * debugfs read est.ewma, est.upd_ns and est.samples locklessly, so those
+ * seen_nr (a work item never runs concurrently with itself); read(), done
+ * and debugfs read est.ewma, est.upd_ns, est.backoff and est.samples
+ * locklessly, so those
  * are stored with WRITE_ONCE().  A reader may pair a new ewma with the
  * old upd_ns or the reverse: that grants at most one needless probe.
  */
-static void nlat_fold_cell(struct nlat_queue *nq, unsigned int i, u64 now,
-			   const struct nlat_params *p)
+/* Returns the ns of the samples that came in since the last fold. */
+static u64 nlat_fold_cell(struct nlat_queue *nq, unsigned int i, u64 now,
+			  const struct nlat_params *p)
 {
 	struct nlat_cell *c = &nq->cells[i];
 	struct nlat_est e = c->est;
 	u64 sum = 0, nr = 0;
 	int cpu;
 
-	for_each_possible_cpu(cpu) {
+	for_each_cpu(cpu, nq->cpus) {
 		u64 cs, cn;
 
 		nlat_acc_read(per_cpu_ptr(&nq->acc[i], cpu), &cs, &cn);
@@ -290,12 +341,15 @@ static void nlat_fold_cell(struct nlat_queue *nq, unsigned int i, u64 now,
 	if (nlat_fold(&e, sum - c->seen_sum, nr - c->seen_nr, now, p)) {
 		WRITE_ONCE(c->est.ewma, e.ewma);
 		WRITE_ONCE(c->est.upd_ns, e.upd_ns);
+		WRITE_ONCE(c->est.backoff, e.backoff);
 		WRITE_ONCE(c->est.samples, e.samples);
 	}
 	c->est.acc_sum = e.acc_sum;
 	c->est.acc_nr = e.acc_nr;
-	c->seen_sum = sum;
+	sum -= c->seen_sum;
+	c->seen_sum += sum;
 	c->seen_nr = nr;
+	return sum;
 }
 
 static void nlat_fold_work(struct work_struct *work)
@@ -303,12 +357,24 @@ static void nlat_fold_work(struct work_struct *work)
 	struct nlat_queue *nq = container_of(to_delayed_work(work),
 					     struct nlat_queue, fold_work);
 	struct nlat_params p;
-	u64 now = nlat_now();
+	u64 now = nlat_now(), sum = 0;
 	unsigned int i;
+	u32 nbar;
 
 	nlat_params_get(&p);
 	for (i = 0; i < nq->nr_cells; i++)
-		nlat_fold_cell(nq, i, now, &p);
+		sum += nlat_fold_cell(nq, i, now, &p);
+	/* the first fold spans the window since the first completion */
+	if ((s64)(now - nq->fold_ns) > 0) {
+		nbar = nlat_nbar_fold(nq->nbar, sum,
+				      nq->fold_ns ? now - nq->fold_ns :
+						    p.window_ns,
+				      p.hist_w, p.window_ns);
+		atomic_long_add((long)nbar - nq->nbar, &nq->grp->nbar);
+		nq->nbar = nbar;
+	}
+	nq->fold_ns = now;
+	WRITE_ONCE(nq->grp->fold_ns, now);
 }
 
 static struct nlat_queue *nlat_alloc(struct request_queue *q)
@@ -326,11 +392,20 @@ static struct nlat_queue *nlat_alloc(struct request_queue *q)
 				 __alignof__(*nq->acc));
 	if (!nq->acc)
 		goto free_nq;
+	if (!zalloc_cpumask_var(&nq->cpus, GFP_KERNEL))
+		goto free_acc;
+	nq->new_grp = kzalloc_node(sizeof(*nq->new_grp), GFP_KERNEL, q->node);
+	if (!nq->new_grp)
+		goto free_cpus;
 	nq->q = q;
 	nq->nr_cells = nr_cells;
 	INIT_DELAYED_WORK(&nq->fold_work, nlat_fold_work);
 	return nq;
 
+free_cpus:
+	free_cpumask_var(nq->cpus);
+free_acc:
+	free_percpu(nq->acc);
 free_nq:
 	kfree(nq);
 put_module:
@@ -340,6 +415,8 @@ put_module:
 
 static void nlat_free(struct nlat_queue *nq)
 {
+	kfree(nq->new_grp);
+	free_cpumask_var(nq->cpus);
 	free_percpu(nq->acc);
 	kfree(nq);
 }
@@ -358,15 +435,15 @@ static inline bool nlat_rq_counted(struct request *rq)
 static void nlat_uncount(struct nlat_queue *nq, struct request *rq)
 {
 	rq->rq_flags &= ~RQF_STATS;
-	atomic_dec(&nq->inflight);
+	atomic_dec(&nq->grp->inflight);
 }
 
 static void nlat_rqos_issue(struct rq_qos *rqos, struct request *rq)
 {
-	struct nlat_queue *nq = nlat_rqos_to_nq(rqos);
+	struct nlat_group *grp = nlat_rqos_to_nq(rqos)->grp;
 
-	if (nlat_rq_counted(rq) && atomic_inc_return(&nq->inflight) == 1)
-		WRITE_ONCE(nq->busy_ns, ktime_get_ns());
+	if (nlat_rq_counted(rq) && atomic_inc_return(&grp->inflight) == 1)
+		WRITE_ONCE(grp->busy_ns, ktime_get_ns());
 }
 
 /* Before the block core resets the request to idle. */
@@ -379,7 +456,7 @@ static void nlat_rqos_requeue(struct rq_qos *rqos, struct request *rq)
 static void nlat_rqos_done(struct rq_qos *rqos, struct request *rq)
 {
 	struct nlat_queue *nq = nlat_rqos_to_nq(rqos);
-	u64 start = rq->io_start_time_ns, now, bytes;
+	u64 start = rq->io_start_time_ns, now, bytes, lat;
 	unsigned long flags;
 	unsigned int i;
 
@@ -388,16 +465,27 @@ static void nlat_rqos_done(struct rq_qos *rqos, struct request *rq)
 	nlat_uncount(nq, rq);
 	now = ktime_get_ns();
 	/* on the line the uncount just wrote */
-	WRITE_ONCE(nq->done_ns, now);
+	WRITE_ONCE(nq->grp->done_ns, now);
 	if (req_op(rq) != REQ_OP_READ && req_op(rq) != REQ_OP_WRITE)
 		return;
 
 	bytes = (u64)blk_rq_stats_sectors(rq) << SECTOR_SHIFT;
 	i = nlat_cell_idx(cpu_to_node(rq->mq_ctx->cpu),
-			  nlat_size_class(min_t(u64, bytes, UINT_MAX)));
+			  nlat_io_class(req_op(rq) == REQ_OP_READ,
+					min_t(u64, bytes, UINT_MAX)));
+	/* the cell's line is read-mostly: only folds and probes write it */
+	lat = nlat_bound_lat(nlat_clamp_lat(now > start ? now - start : 0),
+			     READ_ONCE(nq->cells[i].est.ewma));
 	local_irq_save(flags);
-	nlat_acc_add(this_cpu_ptr(&nq->acc[i]),
-		     nlat_clamp_lat(now > start ? now - start : 0));
+	nlat_acc_add(this_cpu_ptr(&nq->acc[i]), lat);
+	/*
+	 * The fold reads the CPUs marked here.  One that does not see the
+	 * bit or the counters yet takes them at the next fold: the counters
+	 * only grow.  Tested first: the line stays shared once every
+	 * completing CPU is in.
+	 */
+	if (!cpumask_test_cpu(smp_processor_id(), nq->cpus))
+		cpumask_set_cpu(smp_processor_id(), nq->cpus);
 	local_irq_restore(flags);
 	/* Reading the pending bit shares the line; only queueing writes it. */
 	if (!delayed_work_pending(&nq->fold_work))
@@ -449,10 +537,10 @@ static int nlat_stats_show(struct seq_file *m, void *unused)
 	unsigned int cls;
 	int node;
 
-	done = READ_ONCE(nq->done_ns);
+	done = READ_ONCE(nq->grp->done_ns);
 	fine = ktime_get_ns();
 	seq_printf(m, "inflight %d done_age_msec %lld\n",
-		   atomic_read(&nq->inflight),
+		   atomic_read(&nq->grp->inflight),
 		   done ? (s64)div_u64(fine > done ? fine - done : 0,
 				       NSEC_PER_MSEC) : -1LL);
 	seq_puts(m, "node class lat_nsec samples age_msec\n");
@@ -531,9 +619,51 @@ static void nlat_unhash(struct nlat_queue *nq)
  * is cancelled nothing can queue it again.  The module reference goes
  * now, so that rmmod works right after: nlat_exit() waits for the free.
  */
+/*
+ * Join @nq to the group of @key, with its spare when there is none yet;
+ * before @nq is linked.
+ */
+static void nlat_group_join(struct nlat_queue *nq, const void *key)
+{
+	struct nlat_group *g;
+
+	spin_lock(&nlat_group_lock);
+	hash_for_each_possible(nlat_groups, g, node, (unsigned long)key)
+		if (g->key == key)
+			goto found;
+	g = nq->new_grp;
+	nq->new_grp = NULL;
+	g->key = key;
+	hash_add(nlat_groups, &g->node, (unsigned long)key);
+found:
+	g->refs++;
+	nq->grp = g;
+	spin_unlock(&nlat_group_lock);
+}
+
+/*
+ * With the fold work cancelled (nothing adds to the group's nbar) and no
+ * request of @nq in flight; readers may still hold the group under RCU.
+ */
+static void nlat_group_leave(struct nlat_queue *nq)
+{
+	struct nlat_group *g = nq->grp;
+	bool last;
+
+	atomic_long_sub(nq->nbar, &g->nbar);
+	spin_lock(&nlat_group_lock);
+	last = !--g->refs;
+	if (last)
+		hash_del(&g->node);
+	spin_unlock(&nlat_group_lock);
+	if (last)
+		kfree_rcu(g, rcu);
+}
+
 static void nlat_release(struct nlat_queue *nq)
 {
 	cancel_delayed_work_sync(&nq->fold_work);
+	nlat_group_leave(nq);
 	blk_stat_disable_accounting(nq->q);
 	atomic_dec(&nlat_nr_queues);
 	call_rcu(&nq->rcu, nlat_free_rcu);
@@ -570,7 +700,7 @@ static bool nlat_tracked(struct request_queue *q)
 	return ret;
 }
 
-static int nlat_attach(struct request_queue *q)
+static int nlat_attach(struct request_queue *q, const void *group)
 {
 	struct nlat_queue *nq;
 	unsigned int memflags;
@@ -603,9 +733,12 @@ static int nlat_attach(struct request_queue *q)
 	ret = -ENODEV;
 	if (blk_queue_dying(q) || !blk_queue_registered(q))
 		goto unlock;
+	nlat_group_join(nq, group);
 	ret = nlat_rqos_link(q, &nq->rqos);
-	if (ret)
+	if (ret) {
+		nlat_group_leave(nq);
 		goto unlock;
+	}
 	blk_stat_enable_accounting(q);
 	spin_lock(&nlat_hash_lock);
 	hash_add_rcu(nlat_hash, &nq->hash_node, (unsigned long)q);
@@ -662,7 +795,7 @@ static bool nlat_read(struct request_queue *q, int node, unsigned int cls,
 	struct nlat_params p;
 	struct nlat_queue *nq;
 	struct nlat_cell *c;
-	u64 ewma, upd, probe, now, fine, since;
+	u64 ewma, upd, probe, now, since;
 
 	memset(v, 0, sizeof(*v));
 	if ((unsigned int)node >= nr_node_ids)
@@ -682,16 +815,22 @@ static bool nlat_read(struct request_queue *q, int node, unsigned int cls,
 	upd = READ_ONCE(c->est.upd_ns);
 	probe = READ_ONCE(c->probe_ns);
 	v->lat_ns = nlat_ewma_ns(ewma);
-	v->inflight = max(atomic_read(&nq->inflight), 0);
+	v->inflight = max(atomic_read(&nq->grp->inflight), 0);
 
 	nlat_params_get(&p);
+	/* one coarse clock: its lag behind done_ns only shortens a wait */
 	now = nlat_now();
-	fine = ktime_get_ns();
-	since = max(READ_ONCE(nq->done_ns), READ_ONCE(nq->busy_ns));
-	v->lat_ns = nlat_waited_lat(v->lat_ns, v->inflight, since, fine, &p);
-	v->stalled = nlat_stalled(v->inflight, since, fine, &p);
+	since = max(READ_ONCE(nq->grp->done_ns), READ_ONCE(nq->grp->busy_ns));
+	v->lat_ns = nlat_waited_lat(v->lat_ns, v->inflight, since, now, &p);
+	v->stalled = nlat_stalled(v->inflight, since, now, &p);
+	/* nothing folded for a stale interval: that load is not the present */
+	if ((s64)(now - READ_ONCE(nq->grp->fold_ns)) <
+	    (s64)(p.stale_windows * p.window_ns))
+		v->nbar = clamp_val(atomic_long_read(&nq->grp->nbar), 0,
+				    NLAT_NBAR_MAX);
 	if (may_probe && !v->stalled &&
-	    nlat_probe_due(ewma, upd, probe, now, &p))
+	    nlat_probe_due(ewma, upd, READ_ONCE(c->est.backoff), probe, now,
+			   &p))
 		v->probe = cmpxchg64(&c->probe_ns, probe, now) == probe;
 	if (v->probe)
 		atomic_long_inc(&nq->probes);
@@ -701,13 +840,14 @@ static bool nlat_read(struct request_queue *q, int node, unsigned int cls,
 
 /*
  * sysfs: the numbers of debugfs' stats plus stalled and probes, for online
- * nodes only.  A line is at most ~70 bytes: the page holds 14 nodes.
+ * nodes only.  A line is at most ~70 bytes, typically 25: the page holds 7
+ * nodes at worst, 20 typically; sysfs_emit_at() cuts the rest off.
  */
 static int nlat_emit(struct request_queue *q, char *buf, int at)
 {
 	struct nlat_params p;
 	struct nlat_queue *nq;
-	u64 now, fine, since;
+	u64 now, since;
 	unsigned int cls;
 	int node, inflight;
 
@@ -719,11 +859,10 @@ static int nlat_emit(struct request_queue *q, char *buf, int at)
 	}
 	nlat_params_get(&p);
 	now = nlat_now();
-	fine = ktime_get_ns();
-	inflight = max(atomic_read(&nq->inflight), 0);
-	since = max(READ_ONCE(nq->done_ns), READ_ONCE(nq->busy_ns));
+	inflight = max(atomic_read(&nq->grp->inflight), 0);
+	since = max(READ_ONCE(nq->grp->done_ns), READ_ONCE(nq->grp->busy_ns));
 	at += sysfs_emit_at(buf, at, "inflight %d stalled %d probes %ld\n",
-			    inflight, nlat_stalled(inflight, since, fine, &p),
+			    inflight, nlat_stalled(inflight, since, now, &p),
 			    atomic_long_read(&nq->probes));
 	at += sysfs_emit_at(buf, at, "node class lat_nsec samples age_msec\n");
 	for_each_online_node(node) {

@@ -15,12 +15,14 @@
 struct request_queue;
 
 /*
- * I/O size classes.  A path is only ever compared with another path on
- * I/Os of the same class, so a path that happens to carry large I/Os does
- * not look slow next to one carrying small ones.  Class boundaries are
- * powers of four: <= 4 KiB, <= 16 KiB, <= 64 KiB, larger.
+ * I/O classes.  A path is only ever compared with another path on I/Os of
+ * the same class, so a path that happens to carry large I/Os or writes
+ * does not look slow next to one carrying small reads.  Size boundaries
+ * are powers of four: <= 4 KiB, <= 16 KiB, <= 64 KiB, larger; reads are
+ * classes 0-3, writes 4-7 (and other I/O, which is never sampled).
  */
-#define NLAT_NR_CLASSES		4
+#define NLAT_NR_SIZES		4
+#define NLAT_NR_CLASSES		(2 * NLAT_NR_SIZES)
 
 static inline unsigned int nlat_size_class(unsigned int bytes)
 {
@@ -33,10 +35,21 @@ static inline unsigned int nlat_size_class(unsigned int bytes)
 	return 3;
 }
 
-/* What the tracker knows about one queue, for one node and size class. */
+static inline unsigned int nlat_io_class(bool read, unsigned int bytes)
+{
+	return nlat_size_class(bytes) + (read ? 0 : NLAT_NR_SIZES);
+}
+
+/* Mean requests in flight, in 1/NLAT_NBAR_ONE units (nlat_view.nbar). */
+#define NLAT_NBAR_SHIFT		8
+#define NLAT_NBAR_ONE		(1U << NLAT_NBAR_SHIFT)
+#define NLAT_NBAR_MAX		((1U << 20) << NLAT_NBAR_SHIFT)
+
+/* What the tracker knows about one queue, for one node and class. */
 struct nlat_view {
 	u64	lat_ns;		/* EWMA of completion latency, 0 if none yet */
-	u32	inflight;	/* queue's requests started, not completed */
+	u32	inflight;	/* group's requests started, not completed */
+	u32	nbar;		/* group's mean in flight, 1/NLAT_NBAR_ONE */
 	bool	probe;		/* no fresh data: caller was granted a probe */
 	bool	stalled;	/* in flight, yet nothing completed for a while */
 };
@@ -46,13 +59,17 @@ struct request;
 struct blk_nodelat_ops {
 	/*
 	 * Start tracking @q (sleeps: freezes the queue, so not from @q's
-	 * I/O path nor with @q frozen).  Idempotent.  Returns 1 when it
+	 * I/O path nor with @q frozen), in the group of queues attached
+	 * with the same @group key: the requests in flight and the load
+	 * that read() reports are the group's (nvme-core passes the
+	 * controller).  Idempotent: a tracked queue keeps its group.
+	 * Returns 1 when it
 	 * started tracking, 0 when @q was tracked already, -EAGAIN when @q
 	 * is not registered (yet), -EBUSY when the queue did not drain in
 	 * time, -ENODEV (dying), -ENOMEM, -EINVAL (not blk-mq), or
 	 * -EOPNOTSUPP (a kernel whose rq_qos hooks a module cannot enable).
 	 */
-	int (*attach)(struct request_queue *q);
+	int (*attach)(struct request_queue *q, const void *group);
 	/*
 	 * Stop tracking @q (sleeps, as attach).  Idempotent; returns true if
 	 * it stopped tracking.  Tracking also stops when @q is torn down.
@@ -63,13 +80,15 @@ struct blk_nodelat_ops {
 	/* Queues tracked now: the user holds the ops while this is > 0. */
 	unsigned int (*nr_tracked)(void);
 	/*
-	 * Fill @v for I/O submitted from @node of size class @cls.  Called
+	 * Fill @v for I/O submitted from @node of class @cls.  Called
 	 * per I/O under RCU or SRCU protection of the path; does not sleep.
 	 * lat_ns is 0 until the first window with samples has been folded.
-	 * When @may_probe and the estimate is missing or stale (not updated
-	 * for stale_windows windows; a stale estimate still reads its last
-	 * value) and the queue is not stalled, one caller per (queue, node,
-	 * class) and window is told v->probe = true.  The grant is used up
+	 * When @may_probe and the estimate is missing (once per window) or
+	 * stale (not updated for stale_windows windows, twice as long while
+	 * probes find it unchanged; once until the probe's sample is folded;
+	 * a stale estimate still reads its last value) and the queue is not
+	 * stalled, one caller per (queue, node, class) is told v->probe =
+	 * true (nlat_probe_due()).  The grant is used up
 	 * whether or not the I/O is sent here: stop reading other paths once
 	 * one grants a probe.  Pass !@may_probe for I/O that yields no
 	 * sample (passthrough, flush, discard).  Returns false when @q is

@@ -35,15 +35,25 @@
  * carried over to the next window, unless the cell is stale (no update for
  * stale_windows windows) or has no estimate: then any sample is folded.
  *
- * A stale or empty cell asks for a probe: read() grants at most one probe
- * per cell and window to the caller, who sends that I/O to the queue so
- * that the cell gets a fresh sample.
+ * A stale or empty cell asks for a probe: read() grants one to a caller,
+ * who sends that I/O to the queue so that the cell gets a fresh sample
+ * (nlat_probe_due(): an empty cell once per window, a stale one once per
+ * stale interval).  A probe that finds the estimate
+ * unchanged (within NLAT_PROBE_SAME_PCT) doubles the time until the next
+ * one, up to stale_windows << NLAT_PROBE_BACKOFF_MAX windows: a path that
+ * stays slow costs ever fewer slow I/Os, one that changed is probed at the
+ * base rate again.
+ *
+ * A sample above NLAT_OUTLIER_MULT times the estimate is counted at that
+ * bound: one hung I/O among a window's thousand must not move the mean by
+ * its own length, and a real step still shows within a few windows.
  */
 #ifndef _NLAT_MATH_H
 #define _NLAT_MATH_H
 
 #include <linux/types.h>
 #include <linux/math64.h>
+#include "blk-nodelat.h"
 
 #define NLAT_FP_SHIFT		10
 #define NLAT_FP_ONE		(1U << NLAT_FP_SHIFT)
@@ -64,6 +74,10 @@
 #define NLAT_STALE_WINDOWS_MIN	1U
 #define NLAT_STALE_WINDOWS_MAX	1000U
 
+#define NLAT_PROBE_BACKOFF_MAX	1U	/* 4 windows << 1: 0.4 s by default */
+#define NLAT_PROBE_SAME_PCT	25U
+#define NLAT_OUTLIER_MULT	8U
+
 /* Knob values in the units the math uses. */
 struct nlat_params {
 	u64	window_ns;	/* 1e6 .. 1e9 */
@@ -77,7 +91,8 @@ struct nlat_est {
 	u64	ewma;		/* ns << NLAT_EWMA_SHIFT, 0: no estimate */
 	u64	upd_ns;		/* clock of the last update */
 	u64	acc_sum;	/* ns of samples carried over, not folded */
-	u64	acc_nr;		/* number of those samples */
+	u32	acc_nr;		/* number of those samples */
+	u32	backoff;	/* probe interval is stale_windows << backoff */
 	u64	samples;	/* samples folded into ewma, ever */
 };
 
@@ -98,6 +113,14 @@ static inline u64 nlat_clamp_lat(u64 ns)
 static inline u64 nlat_ewma_ns(u64 ewma)
 {
 	return (ewma + (1U << (NLAT_EWMA_SHIFT - 1))) >> NLAT_EWMA_SHIFT;
+}
+
+/* A clamped sample, bounded by NLAT_OUTLIER_MULT times the estimate. */
+static inline u64 nlat_bound_lat(u64 lat_ns, u64 ewma)
+{
+	u64 max = nlat_ewma_ns(ewma) * NLAT_OUTLIER_MULT;
+
+	return ewma && lat_ns > max ? max : lat_ns;
 }
 
 /*
@@ -143,6 +166,28 @@ static inline u64 nlat_ewma_update(u64 ewma, u64 mean_ns, u32 w, u64 age)
 		return mean;
 	wk = nlat_w_pow(w, age ? age : 1);
 	return (ewma * wk + mean * (NLAT_FP_ONE - wk) + NLAT_FP_ONE / 2) >>
+		NLAT_FP_SHIFT;
+}
+
+/*
+ * The mean number of requests in flight over the @dt_ns since the last
+ * fold, by Little's law the latencies completed in it (@sum_ns) over its
+ * length, folded into @nbar (1/NLAT_NBAR_ONE units) with the history
+ * weight of the windows it spans (@w per window of @window_ns).  It is the
+ * load the queue's estimates were measured at.
+ */
+static inline u32 nlat_nbar_fold(u32 nbar, u64 sum_ns, u64 dt_ns, u32 w,
+				 u64 window_ns)
+{
+	u64 unit = dt_ns >> NLAT_NBAR_SHIFT, age = 1, n, wk;
+
+	n = div64_u64(sum_ns, unit ? unit : 1);
+	if (n > NLAT_NBAR_MAX)
+		n = NLAT_NBAR_MAX;
+	if (dt_ns > window_ns)
+		age = div64_u64(dt_ns, window_ns);
+	wk = nlat_w_pow(w, age);
+	return ((u64)nbar * wk + n * (NLAT_FP_ONE - wk) + NLAT_FP_ONE / 2) >>
 		NLAT_FP_SHIFT;
 }
 
@@ -202,16 +247,51 @@ static inline bool nlat_stalled(u32 inflight, u64 since, u64 now,
 
 /*
  * Is a probe to be granted?  @probe_ns is the clock of the last probe
- * granted for this cell, 0 if none.  At most one per window: the caller
- * publishes @now as the new probe_ns (the kernel with a cmpxchg, so that
- * one of several concurrent readers wins).
+ * granted for this cell, 0 if none; @backoff the cell's est.backoff.  A
+ * cell without an estimate is probed once per window.  One with an
+ * estimate once it has not been updated for stale_windows << @backoff
+ * windows, and then once: another probe only after as long again, as one
+ * that ended in error yields no sample (a probe's sample is folded up to
+ * a window after it ends).  The caller publishes @now as the new probe_ns
+ * (the kernel with a cmpxchg, so that one of several concurrent readers
+ * wins).
  */
-static inline bool nlat_probe_due(u64 ewma, u64 upd_ns, u64 probe_ns,
-				  u64 now, const struct nlat_params *p)
+static inline bool nlat_probe_due(u64 ewma, u64 upd_ns, u32 backoff,
+				  u64 probe_ns, u64 now,
+				  const struct nlat_params *p)
 {
-	if (!nlat_stale(ewma, upd_ns, now, p))
+	u64 lim;
+
+	if (!ewma)
+		return !probe_ns || (s64)(now - probe_ns) >= (s64)p->window_ns;
+	if (backoff > NLAT_PROBE_BACKOFF_MAX)
+		backoff = NLAT_PROBE_BACKOFF_MAX;
+	lim = ((u64)p->stale_windows << backoff) * p->window_ns;
+	if ((s64)(now - upd_ns) < (s64)lim)
 		return false;
-	return !probe_ns || (s64)(now - probe_ns) >= (s64)p->window_ns;
+	/* none granted since the update */
+	if (!probe_ns || (s64)(probe_ns - upd_ns) <= 0)
+		return true;
+	return (s64)(now - probe_ns) >= (s64)lim;
+}
+
+/*
+ * The back-off after a fold of @mean_ns into a cell that had estimate
+ * @ewma: one step more when a stale cell's fresh samples confirm it, none
+ * when they do not or the cell was in use.
+ */
+static inline u32 nlat_next_backoff(u32 backoff, u64 ewma, u64 mean_ns,
+				    bool stale)
+{
+	u64 old = nlat_ewma_ns(ewma), diff;
+
+	if (!ewma || !stale)
+		return 0;
+	diff = mean_ns > old ? mean_ns - old : old - mean_ns;
+	if (diff * 100 > old * NLAT_PROBE_SAME_PCT)
+		return 0;
+	return backoff < NLAT_PROBE_BACKOFF_MAX ? backoff + 1 :
+		NLAT_PROBE_BACKOFF_MAX;
 }
 
 /*
@@ -222,18 +302,20 @@ static inline bool nlat_probe_due(u64 ewma, u64 upd_ns, u64 probe_ns,
 static inline bool nlat_fold(struct nlat_est *e, u64 sum_ns, u64 nr, u64 now,
 			     const struct nlat_params *p)
 {
-	u64 age = 1;
+	bool stale = nlat_stale(e->ewma, e->upd_ns, now, p);
+	u64 age = 1, mean;
 
 	e->acc_sum += sum_ns;
 	e->acc_nr += nr;
 	if (!e->acc_nr)
 		return false;
-	if (e->acc_nr < p->min_samples && !nlat_stale(e->ewma, e->upd_ns, now, p))
+	if (e->acc_nr < p->min_samples && !stale)
 		return false;
 	if (e->ewma)
 		age = nlat_windows(now, e->upd_ns, p->window_ns);
-	e->ewma = nlat_ewma_update(e->ewma, div64_u64(e->acc_sum, e->acc_nr),
-				   p->hist_w, age);
+	mean = div64_u64(e->acc_sum, e->acc_nr);
+	e->backoff = nlat_next_backoff(e->backoff, e->ewma, mean, stale);
+	e->ewma = nlat_ewma_update(e->ewma, mean, p->hist_w, age);
 	e->upd_ns = now;
 	e->samples += e->acc_nr;
 	e->acc_sum = 0;

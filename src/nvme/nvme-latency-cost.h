@@ -1,32 +1,38 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The path comparison of the "latency" iopolicy, kept free of kernel
- * structures so that tests/unit compiles this very file in userspace.
+ * structures so that tests/unit and tests/sim compile this very file in
+ * userspace.
  *
  * Each candidate path is described, for the submitting node and the I/O's
- * size class, by the tracker's EWMA latency (ns, 0 = no estimate) and the
- * number of requests in flight on it.  The expected completion time of one
- * more I/O on the path is taken as
+ * class, by the tracker's EWMA latency (ns, 0 = no estimate), the requests
+ * in flight on its controller now, and nbar: their mean number while the
+ * estimate was measured.  The expected completion time of one more I/O on
+ * the path is taken as
  *
- *	cost = lat_ns * (1 + inflight / NVME_LAT_QUEUE_SHARE)
+ *	cost = lat_ns * (S + inflight) / (S + nbar / 2),  S = NVME_LAT_QUEUE_SHARE
  *
- * dm-ps-historical-service-time uses (1 + inflight): a serial server, where
- * each request ahead costs a whole service time.  An NVMe path serves many
- * requests at once (queues, a pipelined fabric), so a request ahead costs
- * a fraction of one: 1/NVME_LAT_QUEUE_SHARE.  Either way the in-flight term
- * is what keeps the fastest path from taking every I/O of a window (the
- * estimate only moves once per window) and spreads I/O over paths of equal
- * latency like queue-depth does; the latency term keeps a path that is
- * several times slower from getting I/O just because it is idle.  With a
- * share of 8, a path 5x slower than an idle one only wins once the fast one
- * has 32 requests in flight.  make bench compares the rule with the others.
+ * A request in flight costs a 1/S of a latency (an NVMe path serves many
+ * at once): that spreads a burst over paths of equal latency, as
+ * queue-depth does, before the estimates move.  But the estimate already
+ * holds the queueing of the load it was measured at, so that load is
+ * charged again only in part.  Without nbar, a path 2x slower wins once
+ * the fast one has S requests more (at depth 32 a 1 ms path takes 15% of
+ * the I/O from a 0.5 ms one); with all of it, a path is never charged for
+ * the load it carries and two equal paths keep whatever split they had (a
+ * path that recovers never wins its share back); with half, equal paths
+ * converge to an even split and a 2x faster one keeps all its load.
+ * tests/sim compares the rule with the built-in policies on a grid.
  *
- * Computed as lat_ns * (NVME_LAT_QUEUE_SHARE + inflight), the same order.
  * lat_ns is capped at NVME_LAT_MAX_NS (~18 minutes) and inflight at
- * NVME_LAT_MAX_INFLIGHT, so the product stays below 2^61 and never wraps.
+ * NVME_LAT_MAX_INFLIGHT, so lat_ns * (S + inflight) stays below 2^61;
+ * mul_u64_u64_div_u64() scales it by the nbar fraction without wrapping.
  */
 #ifndef _NVME_LATENCY_COST_H
 #define _NVME_LATENCY_COST_H
+
+#include <linux/math64.h>
+#include "blk-nodelat.h"
 
 #define NVME_LAT_MAX_NS		(1ULL << 40)
 #define NVME_LAT_MAX_INFLIGHT	((1U << 20) - 1)
@@ -34,7 +40,8 @@
 
 struct nvme_lat_cand {
 	u64	lat_ns;		/* tracker estimate, 0 = no data */
-	u32	inflight;	/* requests in flight on the path */
+	u32	inflight;	/* requests in flight on its controller */
+	u32	nbar;		/* mean in flight measured, 1/NLAT_NBAR_ONE */
 	bool	stalled;	/* in flight, nothing completing */
 };
 
@@ -43,8 +50,11 @@ static inline u64 nvme_lat_cost(const struct nvme_lat_cand *c)
 	u64 lat = c->lat_ns < NVME_LAT_MAX_NS ? c->lat_ns : NVME_LAT_MAX_NS;
 	u32 nr = c->inflight < NVME_LAT_MAX_INFLIGHT ?
 		 c->inflight : NVME_LAT_MAX_INFLIGHT;
+	u32 nbar = c->nbar < NLAT_NBAR_MAX ? c->nbar : NLAT_NBAR_MAX;
 
-	return lat * (NVME_LAT_QUEUE_SHARE + nr);
+	return mul_u64_u64_div_u64(lat * (NVME_LAT_QUEUE_SHARE + nr),
+				   NLAT_NBAR_ONE,
+				   NVME_LAT_QUEUE_SHARE * NLAT_NBAR_ONE + nbar / 2);
 }
 
 /*

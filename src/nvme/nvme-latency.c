@@ -6,15 +6,19 @@
  * only when there is none), to the path with the lowest expected latency
  * for the submitting CPU's NUMA node and the I/O's size class:
  *
- *	cost = lat_ns * (1 + inflight / 8)	(nvme-latency-cost.h)
+ *	cost = lat_ns * (8 + inflight) / (8 + nbar / 2)	(nvme-latency-cost.h)
  *
  * lat_ns is the EWMA that blk-nodelat keeps for the path's request queue,
- * inflight the requests started and not completed on it.  A path whose
- * estimate is missing or stale is granted probe I/Os by the tracker, one
- * per window and node, so a path that was slow is measured again; a path
- * that stalls (requests in flight, none completing) loses to any path that
- * answers.  The choice is never cached: it is made per I/O from per-path
- * numbers that the completion side updates once per window.
+ * inflight the requests started and not completed on the path's
+ * controller (the tracker counts per controller, as queue-depth does),
+ * nbar their mean number while the estimate was measured: a path is
+ * charged less for the load its latency was measured at.  A path whose estimate is
+ * missing or stale is granted probe I/Os by the tracker, one per node and
+ * stale interval (twice as long while probes find it unchanged), so a path
+ * that was slow is measured again; a path that stalls (requests in flight,
+ * none completing) loses to any path that answers.  The choice is never
+ * cached: it is made per I/O from per-path numbers that the completion
+ * side updates once per window.
  *
  * The tracker lives in blk-nodelat.ko and its state hangs off each path's
  * request queue, so no nvme structure changes and the CRCs of nvme-core's
@@ -163,7 +167,8 @@ static int nvme_lat_attach(const struct blk_nodelat_ops *ops,
 
 	if (!nvme_lat_wanted(ns))
 		return 0;
-	ret = ops->attach(ns->queue);
+	/* paths of one controller share its link: one in-flight count */
+	ret = ops->attach(ns->queue, ns->ctrl);
 	if (ret == -EAGAIN)	/* not registered: nvme_lat_add_path() follows */
 		return 0;
 	if (ret < 0)
@@ -466,7 +471,7 @@ void nvme_lat_unwind_path(struct nvme_ns *ns)
  * nvme_lat_read() - describe path @ns to the latency iopolicy
  * @ns: a path, under its head's SRCU
  * @node: the submitting CPU's node
- * @cls: the I/O's size class (nlat_size_class())
+ * @cls: the I/O's class (nvme_lat_bio_class())
  * @may_probe: the I/O would yield a sample (a read or a write)
  * @c: filled with the path's estimate and in-flight count
  *
@@ -490,6 +495,7 @@ enum nvme_lat_read_ret nvme_lat_read(struct nvme_ns *ns, int node,
 
 	c->lat_ns = v.lat_ns;
 	c->inflight = v.inflight;
+	c->nbar = v.nbar;
 	c->stalled = v.stalled;
 	if (!tracked)
 		return NVME_LAT_UNTRACKED;

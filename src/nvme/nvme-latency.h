@@ -30,6 +30,12 @@ static inline bool nvme_lat_bio_rw(struct bio *bio)
 	       bio->bi_iter.bi_size;
 }
 
+/* The tracker's class of @bio: whose estimates it is chosen by. */
+static inline unsigned int nvme_lat_bio_class(struct bio *bio)
+{
+	return nlat_io_class(bio_op(bio) == REQ_OP_READ, bio->bi_iter.bi_size);
+}
+
 #if IS_ENABLED(CONFIG_NVME_MULTIPATH)
 bool nvme_lat_default(void);
 int nvme_lat_set_iopolicy(struct nvme_subsystem *subsys, int policy);

@@ -19,6 +19,7 @@
 #include <pthread.h>
 
 #include "nlat-math.h"
+#include "blk-nodelat.h"
 #include "shim-atomic.h"
 #include "nlat-acc.h"
 #include "nvme-latency-cost.h"
@@ -268,11 +269,13 @@ static void test_probe_bounding(void)
 {
 	struct nlat_params p = defaults();
 	u64 t, start = 100 * SEC, end = start + 10 * SEC, probe_ns = 0;
-	u64 last = 0, ewma = 500 * US << NLAT_EWMA_SHIFT;
+	u64 last = 0, ewma = 500 * US << NLAT_EWMA_SHIFT, lim;
 	u64 upd = start - 10 * SEC, min_gap = ~0ULL, grants = 0;
 
+	/* stale, probes yield no sample: one per stale interval */
+	lim = p.stale_windows * p.window_ns;
 	for (t = start; t < end; t += 37 * US) {
-		if (!nlat_probe_due(ewma, upd, probe_ns, t, &p))
+		if (!nlat_probe_due(ewma, upd, 0, probe_ns, t, &p))
 			continue;
 		probe_ns = t;
 		if (last && t - last < min_gap)
@@ -280,27 +283,92 @@ static void test_probe_bounding(void)
 		last = t;
 		grants++;
 	}
-	CHECK(grants >= 10 * SEC / p.window_ns - 1 &&
-	      grants <= 10 * SEC / p.window_ns + 1, "%llu probes in 10 s",
-	      ULL(grants));
-	CHECK(min_gap >= p.window_ns, "probes %llu ns apart", ULL(min_gap));
+	CHECK(grants >= 10 * SEC / lim && grants <= 10 * SEC / lim + 1,
+	      "%llu probes in 10 s", ULL(grants));
+	CHECK(min_gap >= lim, "probes %llu ns apart", ULL(min_gap));
 
 	/* fresh: no probe until stale_windows windows have passed */
 	upd = end;
 	grants = 0;
 	for (t = end; t < end + 5 * SEC; t += 37 * US) {
-		if (nlat_probe_due(ewma, upd, probe_ns, t, &p)) {
-			CHECK(t - upd >= p.stale_windows * p.window_ns,
-			      "probe %llu ns after an update", ULL(t - upd));
+		if (nlat_probe_due(ewma, upd, 0, probe_ns, t, &p)) {
+			CHECK(t - upd >= lim, "probe %llu ns after an update",
+			      ULL(t - upd));
 			probe_ns = t;
 			grants++;
 		}
 	}
-	CHECK(grants >= 90 && grants <= 101, "%llu probes once stale",
+	CHECK(grants >= 24 && grants <= 25, "%llu probes once stale",
 	      ULL(grants));
-	CHECK(!nlat_probe_due(0, 0, end, end + p.window_ns - 1, &p) &&
-	      nlat_probe_due(0, 0, end, end + p.window_ns, &p) &&
-	      nlat_probe_due(0, 0, 0, 1, &p), "empty cell");
+	/* the first probe after an update, whatever the last one's age */
+	CHECK(nlat_probe_due(ewma, end, 0, end - 1, end + lim, &p) &&
+	      !nlat_probe_due(ewma, end, 0, end + 1, end + lim, &p),
+	      "first probe after the update");
+	CHECK(!nlat_probe_due(0, 0, 0, end, end + p.window_ns - 1, &p) &&
+	      nlat_probe_due(0, 0, 0, end, end + p.window_ns, &p) &&
+	      nlat_probe_due(0, 0, 0, 0, 1, &p), "empty cell");
+}
+
+/*
+ * A probe that confirms the estimate doubles the interval up to
+ * stale_windows << NLAT_PROBE_BACKOFF_MAX; one that does not, or a fold
+ * of a cell in use, resets it.
+ */
+static void test_probe_backoff(void)
+{
+	struct nlat_params p = defaults();
+	struct nlat_est e = { 0 };
+	u64 t = 10 * SEC, w = p.window_ns, gap;
+	unsigned int i;
+
+	nlat_fold(&e, 20 * MS, 1, t, &p);
+	for (i = 0; i <= NLAT_PROBE_BACKOFF_MAX + 1; i++) {
+		u32 want = i < NLAT_PROBE_BACKOFF_MAX ? i + 1 :
+			   NLAT_PROBE_BACKOFF_MAX;
+
+		gap = ((u64)p.stale_windows << e.backoff) * w;
+		CHECK(!nlat_probe_due(e.ewma, e.upd_ns, e.backoff, 0,
+				      t + gap - 1, &p) &&
+		      nlat_probe_due(e.ewma, e.upd_ns, e.backoff, 0, t + gap,
+				     &p), "step %u: interval %llu", i, ULL(gap));
+		t += gap + w;
+		nlat_fold(&e, 21 * MS, 1, t, &p);	/* +5%: confirmed */
+		CHECK(e.backoff == want, "step %u: backoff %u", i, e.backoff);
+	}
+	CHECK(gap == ((u64)p.stale_windows << NLAT_PROBE_BACKOFF_MAX) * w,
+	      "longest interval %llu", ULL(gap));
+	t += gap + w;
+	nlat_fold(&e, 2 * MS, 1, t, &p);		/* the path changed */
+	CHECK(!e.backoff, "backoff %u after a change", e.backoff);
+	CHECK(nlat_ewma_ns(e.ewma) < 5 * MS, "%llu ns: most of 21 ms is gone",
+	      ULL(nlat_ewma_ns(e.ewma)));
+	e.backoff = 2;
+	nlat_fold(&e, 4 * 2 * MS, 4, t + w, &p);	/* in use */
+	CHECK(!e.backoff, "backoff %u in use", e.backoff);
+
+	/* the bound on outliers */
+	CHECK(nlat_bound_lat(17 * SEC, 1 * MS << NLAT_EWMA_SHIFT) ==
+	      NLAT_OUTLIER_MULT * MS &&
+	      nlat_bound_lat(7 * MS, 1 * MS << NLAT_EWMA_SHIFT) == 7 * MS &&
+	      nlat_bound_lat(17 * SEC, 0) == 17 * SEC, "outlier bound");
+}
+
+/* Reads and writes never share a cell; sizes split at 4, 16, 64 KiB. */
+static void test_io_class(void)
+{
+	static const struct { unsigned int bytes, cls; } t[] = {
+		{ 0, 0 }, { 512, 0 }, { 4096, 0 }, { 4097, 1 }, { 16384, 1 },
+		{ 16385, 2 }, { 65536, 2 }, { 65537, 3 }, { 1U << 30, 3 },
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		CHECK(nlat_io_class(true, t[i].bytes) == t[i].cls &&
+		      nlat_io_class(false, t[i].bytes) ==
+		      t[i].cls + NLAT_NR_SIZES, "%u bytes", t[i].bytes);
+		CHECK(nlat_io_class(false, t[i].bytes) < NLAT_NR_CLASSES,
+		      "%u bytes", t[i].bytes);
+	}
 }
 
 /* Ceiling values: the largest sample, the most samples, the largest age. */
@@ -328,14 +396,21 @@ static void test_overflow_ceiling(void)
 }
 
 /* nvme_lat_cmp(): the contract stated in nvme-latency-cost.h. */
-static int cmp(u64 la, u32 ia, u64 lb, u32 ib)
+static int cmp_nbar(u64 la, u32 ia, u32 na, u64 lb, u32 ib, u32 nb)
 {
-	struct nvme_lat_cand a = { la, ia, false }, b = { lb, ib, false };
+	struct nvme_lat_cand a = { .lat_ns = la, .inflight = ia, .nbar = na },
+			     b = { .lat_ns = lb, .inflight = ib, .nbar = nb };
 	int r = nvme_lat_cmp(&a, &b), r2 = nvme_lat_cmp(&b, &a);
 
 	CHECK((r < 0 && r2 > 0) || (r > 0 && r2 < 0) || (r == 0 && r2 == 0),
 	      "not antisymmetric: %d %d", r, r2);
 	return r;
+}
+
+/* Paths measured idle (nbar 0). */
+static int cmp(u64 la, u32 ia, u64 lb, u32 ib)
+{
+	return cmp_nbar(la, ia, 0, lb, ib, 0);
 }
 
 static void test_cmp_rule(void)
@@ -356,15 +431,61 @@ static void test_cmp_rule(void)
 	CHECK(cmp(1 * MS, 33, 5 * MS, 0) > 0, "5x slower idle wins at 33");
 	/* a path 20 ms slower never wins against a QD 32 fast path */
 	CHECK(cmp(300 * US, 32, 20300 * US, 0) < 0, "");
+
+	/*
+	 * nbar: the load a path was measured at is charged by half: a
+	 * 0.5 ms path keeps all of depth 32 against an idle 1 ms one (0.5 *
+	 * 40 / 24 < 1), where measured idle the 1 ms path wins from 9 on
+	 */
+	CHECK(cmp_nbar(500 * US, 31, 31 * NLAT_NBAR_ONE, 1 * MS, 0, 0) < 0,
+	      "operating point");
+	CHECK(cmp(500 * US, 9, 1 * MS, 0) > 0, "measured idle");
+	/* equal paths: the one with more than its share loses, even split */
+	CHECK(cmp_nbar(1 * MS, 9, 8 * NLAT_NBAR_ONE, 1 * MS, 7,
+		       8 * NLAT_NBAR_ONE) > 0, "back to an even split");
+	CHECK(cmp_nbar(1 * MS, 15, 15 * NLAT_NBAR_ONE, 1 * MS, 1,
+		       1 * NLAT_NBAR_ONE) > 0, "no lock-in on the loaded path");
+	CHECK(cmp_nbar(1 * MS, 4, 4 * NLAT_NBAR_ONE, 1 * MS, 4,
+		       4 * NLAT_NBAR_ONE) == 0, "equal");
+	/* a burst beyond the measured load spreads */
+	CHECK(cmp_nbar(1 * MS, 16, 4 * NLAT_NBAR_ONE, 1 * MS, 4,
+		       4 * NLAT_NBAR_ONE) > 0, "a burst on one path");
+}
+
+/* nbar: Little's law over each fold, an EWMA across folds. */
+static void test_nbar_fold(void)
+{
+	struct nlat_params p = defaults();
+	u32 nbar = 0;
+	unsigned int i;
+
+	/* 4 in flight at 1 ms: 200 completions of 1 ms per 50 ms window */
+	for (i = 0; i < 40; i++)
+		nbar = nlat_nbar_fold(nbar, 200 * MS, p.window_ns, p.hist_w,
+				      p.window_ns);
+	CHECK(nbar >= 4 * NLAT_NBAR_ONE - 2 && nbar <= 4 * NLAT_NBAR_ONE,
+	      "%u", nbar);
+	/* one window: the history weight; 40 windows idle: forgotten */
+	CHECK(nlat_nbar_fold(nbar, 0, p.window_ns, p.hist_w, p.window_ns) ==
+	      (nbar * p.hist_w + NLAT_FP_ONE / 2) >> NLAT_FP_SHIFT, "");
+	CHECK(nlat_nbar_fold(nbar, 0, 40 * p.window_ns, p.hist_w,
+			     p.window_ns) == 0, "");
+	/* ceiling: every sample the largest, in the shortest window */
+	CHECK(nlat_nbar_fold(NLAT_NBAR_MAX, ~0ULL, 1000 * US, p.hist_w,
+			     1000 * US) == NLAT_NBAR_MAX, "");
+	CHECK(nlat_nbar_fold(0, 1, 0, p.hist_w, p.window_ns) <= NLAT_NBAR_MAX,
+	      "0 ns fold");
 }
 
 /* A stalled path loses to any path that answers, whatever its numbers. */
 static void test_cmp_stalled(void)
 {
-	struct nvme_lat_cand dead = { 100 * US, 1, true },
-			     slow = { 50 * MS, 64, false },
-			     none = { 0, 0, false },
-			     dead2 = { 100 * US, 2, true };
+	struct nvme_lat_cand dead = { .lat_ns = 100 * US, .inflight = 1,
+				      .stalled = true },
+			     slow = { .lat_ns = 50 * MS, .inflight = 64 },
+			     none = { 0 },
+			     dead2 = { .lat_ns = 100 * US, .inflight = 2,
+				       .stalled = true };
 	struct nlat_params p = defaults();
 
 	CHECK(nvme_lat_cmp(&slow, &dead) < 0 && nvme_lat_cmp(&dead, &slow) > 0, "");
@@ -440,13 +561,25 @@ static void test_acc_torn(void)
 
 static void test_cmp_ceiling(void)
 {
-	struct nvme_lat_cand huge = { ~0ULL, ~0U, false }, cap = {
-		NVME_LAT_MAX_NS, NVME_LAT_MAX_INFLIGHT, false };
+	struct nvme_lat_cand huge = { .lat_ns = ~0ULL, .inflight = ~0U },
+			     cap = { .lat_ns = NVME_LAT_MAX_NS,
+				     .inflight = NVME_LAT_MAX_INFLIGHT },
+			     low = { .lat_ns = ~0ULL, .inflight = ~0U,
+				     .nbar = ~0U },
+			     low_cap = { .lat_ns = NVME_LAT_MAX_NS,
+					 .inflight = NVME_LAT_MAX_INFLIGHT,
+					 .nbar = NLAT_NBAR_MAX };
 
 	/* capped, no wrap: the largest cost is the cap's, and finite */
 	CHECK(nvme_lat_cost(&huge) == nvme_lat_cost(&cap), "");
-	CHECK(nvme_lat_cost(&cap) / NVME_LAT_MAX_NS ==
-	      NVME_LAT_QUEUE_SHARE + NVME_LAT_MAX_INFLIGHT, "wrapped");
+	CHECK(nvme_lat_cost(&cap) == NVME_LAT_MAX_NS / NVME_LAT_QUEUE_SHARE *
+	      (NVME_LAT_QUEUE_SHARE + NVME_LAT_MAX_INFLIGHT), "wrapped");
+	/* (S + max) / (S + max / 2) of the latency cap, to the ns */
+	CHECK(nvme_lat_cost(&low) == nvme_lat_cost(&low_cap) &&
+	      fabs((double)nvme_lat_cost(&low) - (double)NVME_LAT_MAX_NS *
+		   (NVME_LAT_QUEUE_SHARE + NVME_LAT_MAX_INFLIGHT) /
+		   (NVME_LAT_QUEUE_SHARE + NLAT_NBAR_MAX / 2.0 / NLAT_NBAR_ONE)) < 2,
+	      "nbar at its cap: %llu", ULL(nvme_lat_cost(&low)));
 	CHECK(cmp(~0ULL, ~0U, NVME_LAT_MAX_NS - 1, 0) > 0, "");
 	CHECK(cmp(1, ~0U, 2, 0) > 0, "");
 }
@@ -467,6 +600,8 @@ struct sim_path {
 	u64		fold_at;	/* 0: fold not queued */
 	u64		done_ns;	/* last completion */
 	u64		busy_ns;	/* inflight went 0 -> 1 */
+	u64		last_fold;	/* 0: none yet */
+	u32		nbar;
 	unsigned int	inflight;
 };
 
@@ -518,8 +653,8 @@ static int sim_choose(struct sim *s, u64 now)
 		struct sim_path *sp = &s->path[i];
 
 		if (!nlat_stalled(sp->inflight, sim_since(sp), now, &s->p) &&
-		    nlat_probe_due(sp->est.ewma, sp->est.upd_ns, sp->probe_ns,
-				   now, &s->p)) {
+		    nlat_probe_due(sp->est.ewma, sp->est.upd_ns,
+				   sp->est.backoff, sp->probe_ns, now, &s->p)) {
 			sp->probe_ns = now;
 			s->probes[i]++;
 			return i;
@@ -528,6 +663,7 @@ static int sim_choose(struct sim *s, u64 now)
 	/* as nvme_latency_pick() in the nvme-core patch */
 	for (i = 0; i < SIM_PATHS; i++) {
 		c.inflight = s->path[i].inflight;
+		c.nbar = s->path[i].nbar;
 		c.lat_ns = nlat_waited_lat(nlat_ewma_ns(s->path[i].est.ewma),
 					   c.inflight, sim_since(&s->path[i]), now,
 					   &s->p);
@@ -579,6 +715,11 @@ static void sim_run(struct sim *s, unsigned int qd, u64 end)
 			struct sim_path *sp = &s->path[ev - qd];
 
 			nlat_fold(&sp->est, sp->sum, sp->nr, t, &s->p);
+			sp->nbar = nlat_nbar_fold(sp->nbar, sp->sum,
+						  sp->last_fold ? t - sp->last_fold :
+								  s->p.window_ns,
+						  s->p.hist_w, s->p.window_ns);
+			sp->last_fold = t;
 			sp->sum = sp->nr = sp->fold_at = 0;
 			continue;
 		}
@@ -587,7 +728,8 @@ static void sim_run(struct sim *s, unsigned int qd, u64 end)
 
 			sp->inflight--;
 			sp->done_ns = t;
-			sp->sum += nlat_clamp_lat(t - issued_at[ev]);
+			sp->sum += nlat_bound_lat(nlat_clamp_lat(t - issued_at[ev]),
+						  sp->est.ewma);
 			sp->nr++;
 			if (!sp->fold_at)
 				sp->fold_at = t + s->p.window_ns;
@@ -756,6 +898,39 @@ static void test_sim_blackhole(void)
 	CHECK(share == 1.0, "%.3f", share);
 }
 
+static int slow_always(u64 t)
+{
+	(void)t;
+	return 1;
+}
+
+/*
+ * The lab's latency-bound case: 4 ms against 44 ms at queue depth 4.
+ * Probes of the slow path hold a slot each for 44 ms: they must stay a
+ * small share of the I/O, and fewer once they keep confirming the path.
+ */
+static void test_sim_probe_share(void)
+{
+	struct sim s = { .p = defaults(), .base_ns = 4 * MS,
+			 .extra_ns = 40 * MS, .slow = slow_always, .dead = -1 };
+	u64 slow, fast, longest = ((u64)s.p.stale_windows <<
+				   NLAT_PROBE_BACKOFF_MAX) * s.p.window_ns;
+	double share;
+
+	sim_run(&s, 4, 20 * SEC + SEC);
+	slow = sim_issued(&s, 1, 5 * SEC, 20 * SEC);
+	fast = sim_issued(&s, 0, 5 * SEC, 20 * SEC);
+	share = (double)slow / (slow + fast);
+	printf("  latency-bound qd 4: %llu of %llu I/Os to the slow path (%.3f%%) in 15 s\n",
+	       ULL(slow), ULL(slow + fast), 100 * share);
+	/* one per longest interval (the old rule: two per shortest) */
+	CHECK(slow <= 15 * SEC / longest + 2, "%llu probes in 15 s (%.3f%%)",
+	      ULL(slow), 100 * share);
+	/* at least one per longest interval and fold delay */
+	CHECK(slow >= 15 * SEC / (longest + 2 * s.p.window_ns),
+	      "%llu probes: the slow path is still probed", ULL(slow));
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -769,14 +944,18 @@ static const struct {
 	{ "staleness",		test_staleness },
 	{ "min_samples",	test_min_samples },
 	{ "probe_bounding",	test_probe_bounding },
+	{ "probe_backoff",	test_probe_backoff },
+	{ "io_class",		test_io_class },
 	{ "overflow_ceiling",	test_overflow_ceiling },
 	{ "cmp_rule",		test_cmp_rule },
+	{ "nbar_fold",		test_nbar_fold },
 	{ "cmp_ceiling",	test_cmp_ceiling },
 	{ "cmp_stalled",	test_cmp_stalled },
 	{ "acc_torn",		test_acc_torn },
 	{ "sim_swap",		test_sim_swap },
 	{ "sim_restore",	test_sim_restore },
 	{ "sim_blackhole",	test_sim_blackhole },
+	{ "sim_probe_share",	test_sim_probe_share },
 };
 
 int main(void)
