@@ -16,6 +16,7 @@
 #                             and package upgrade cycle (pkg/010); trixie's
 #                             package tests
 #   make bench                policy comparison table in the VM lab
+#   make sim                  the policy simulator's grid (tests/sim)
 #   make blktests             upstream blktests' nvme group, stock nvme-core
 #                             against ours with "latency", on each series
 #                             (SUITES=...; KERNEL=debug adds nvme-loop);
@@ -30,7 +31,7 @@ SUITE	?= bookworm
 SUITES	?= bookworm trixie sid
 KERNEL	?= distro
 
-.PHONY: all modules demo check check-long unit bench blktests lint lint-kernel clean
+.PHONY: all modules demo check check-long unit sim bench blktests lint lint-kernel clean
 
 all: modules
 
@@ -49,6 +50,9 @@ check-long:
 unit:
 	$(MAKE) -C tests/unit
 
+sim:
+	$(MAKE) -C tests/sim run
+
 bench:
 	tests/bench/run $(SUITE)
 
@@ -63,5 +67,6 @@ lint-kernel:
 clean:
 	rm -rf out
 	$(MAKE) -C tests/unit clean
+	$(MAKE) -C tests/sim clean
 
 -include scripts/packaging.mk

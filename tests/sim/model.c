@@ -1,0 +1,542 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nlat-sim model: paths, submitters, the blk-nodelat tracker and the event
+ * loop.  The tracker does per I/O and per window what blk-nodelat.c does,
+ * in its order, with the headers' functions:
+ *
+ *   issue	group inflight++, busy_ns on 0 -> 1	(nlat_rqos_issue)
+ *   done	group inflight--, done_ns; the sample, nlat_bound_lat()
+ *		by the cell's estimate, into the window sums of its
+ *		nlat_io_class() cell; fold work queued one window later if
+ *		not pending (nlat_rqos_done; delayed work on a HZ tick clock)
+ *   fold	nlat_fold() of every cell, then the queue's nlat_nbar_fold()
+ *		of the ns folded, into the group's sum	(nlat_fold_work)
+ *   read	estimate, the group's inflight and nbar, waited latency and
+ *		stalled, probe grant by nlat_probe_due()	(nlat_read)
+ *
+ * A group is a controller's queues (nvme-core's key); rule v1 keeps the
+ * old tracker instead (rules.c).  Clocks as in the module: the coarse
+ * (tick) one for estimates, probes, ages and read(), the fine one for
+ * samples, done_ns and busy_ns.
+ */
+#include <stdlib.h>
+
+#include "sim.h"
+
+/* ---- random numbers: xorshift64* ---- */
+
+static u64 rnd(struct sim *s)
+{
+	u64 x = s->rng;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	s->rng = x;
+	return x * 2685821657736338717ULL;
+}
+
+static double rnd_unit(struct sim *s)
+{
+	return (double)(rnd(s) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static u64 rnd_below(struct sim *s, u64 n)
+{
+	return rnd(s) % n;
+}
+
+/* @v +- noise_pct %, uniform: no two I/Os take exactly as long */
+static u64 noisy(struct sim *s, u64 v)
+{
+	double n = s->cfg->noise_pct / 100.0;
+
+	if (!n || !v)
+		return v;
+	return (u64)((double)v * (1 + (2 * rnd_unit(s) - 1) * n));
+}
+
+static u64 svc_sample(struct sim *s, const struct path_cfg *pc)
+{
+	double v = (double)noisy(s, pc->svc_ns), z;
+
+	switch (pc->dist) {
+	case D_FIXED:
+		break;
+	case D_UNIFORM:
+		v += (2 * rnd_unit(s) - 1) * (double)pc->spread_ns;
+		break;
+	case D_NORMAL:
+		/* Irwin-Hall of 4: mean 0, sd 1, within +-3.46 */
+		z = rnd_unit(s) + rnd_unit(s) + rnd_unit(s) + rnd_unit(s) - 2;
+		v += z * 1.7320508 * (double)pc->spread_ns;
+		break;
+	}
+	return v > 0 ? (u64)v : 0;
+}
+
+static u64 path_delay(const struct path_cfg *pc, u64 t)
+{
+	u64 rel = t - BOOT_NS;
+
+	switch (pc->sched) {
+	case S_STEP:
+		return rel >= pc->sched_ns ? pc->alt_delay_ns : pc->delay_ns;
+	case S_FLIP:
+		return (rel / pc->sched_ns) & 1 ? pc->alt_delay_ns : pc->delay_ns;
+	case S_PULSE:
+		return rel >= pc->sched_ns && rel < pc->sched_end_ns ?
+			pc->alt_delay_ns : pc->delay_ns;
+	default:
+		return pc->delay_ns;
+	}
+}
+
+/* ---- clocks ---- */
+
+/* ktime_get_coarse_ns(): the time of the last tick. */
+static u64 coarse(const struct sim *s, u64 t)
+{
+	u64 tick = s->cfg->tick_ns;
+
+	return tick ? t / tick * tick : t;
+}
+
+/*
+ * schedule_delayed_work(usecs_to_jiffies(window_usec)) from @t: the timer
+ * fires on the tick usecs_to_jiffies() (rounded up) ticks after @t's.
+ */
+static u64 fold_time(const struct sim *s, u64 t)
+{
+	u64 tick = s->cfg->tick_ns, w = s->cfg->p.window_ns;
+
+	if (!tick)
+		return t + w;
+	return (t / tick + (w + tick - 1) / tick) * tick;
+}
+
+/* ---- event queue: binary heap on (time, sequence) ---- */
+
+enum { EV_ISSUE, EV_SVC, EV_DONE, EV_FOLD };
+
+struct ev {
+	u64		t, seq;
+	unsigned int	type, id;
+};
+
+#define MAXEV	(MAXSLOTS + MAXNS * MAXP + 8)
+
+static struct ev heap[MAXEV];
+static unsigned int heap_n;
+static u64 heap_seq;
+
+static bool ev_before(const struct ev *a, const struct ev *b)
+{
+	return a->t != b->t ? a->t < b->t : a->seq < b->seq;
+}
+
+static void ev_push(u64 t, unsigned int type, unsigned int id)
+{
+	unsigned int i = heap_n++;
+	struct ev e = { t, heap_seq++, type, id };
+
+	if (heap_n > MAXEV) {
+		fprintf(stderr, "nlat-sim: event heap overflow\n");
+		exit(2);
+	}
+	while (i && ev_before(&e, &heap[(i - 1) / 2])) {
+		heap[i] = heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	heap[i] = e;
+}
+
+static struct ev ev_pop(void)
+{
+	struct ev top = heap[0], last = heap[--heap_n];
+	unsigned int i = 0, c;
+
+	for (;;) {
+		c = 2 * i + 1;
+		if (c >= heap_n)
+			break;
+		if (c + 1 < heap_n && ev_before(&heap[c + 1], &heap[c]))
+			c++;
+		if (!ev_before(&heap[c], &last))
+			break;
+		heap[i] = heap[c];
+		i = c;
+	}
+	heap[i] = last;
+	return top;
+}
+
+/* ---- latency histogram: 128 sub-buckets per power of two (< 0.8 %) ---- */
+
+static unsigned int hist_idx(u64 v)
+{
+	unsigned int msb, idx;
+
+	if (v < 256)
+		return v;
+	msb = 63 - __builtin_clzll(v);
+	idx = 256 + (msb - 8) * 128 + ((v >> (msb - 7)) - 128);
+	return idx < HBUCKETS ? idx : HBUCKETS - 1;
+}
+
+static double hist_val(unsigned int idx)
+{
+	unsigned int msb, m;
+
+	if (idx < 256)
+		return idx;
+	msb = (idx - 256) / 128 + 8;
+	m = (idx - 256) % 128 + 128;
+	return ((double)m + 0.5) * (double)(1ULL << (msb - 7));
+}
+
+static double hist_pct(const struct result *r, double pct)
+{
+	u64 want = (u64)((double)r->ios * pct / 100.0), seen = 0;
+	unsigned int i;
+
+	for (i = 0; i < HBUCKETS; i++) {
+		seen += r->hist[i];
+		if (seen > want)
+			return hist_val(i);
+	}
+	return 0;
+}
+
+/* ---- tracker ---- */
+
+void tracker_read(struct sim *s, struct nq *q, unsigned int node,
+		  unsigned int cls, bool may_probe, struct nlat_view *v)
+{
+	const struct nlat_params *p = &s->cfg->p;
+	const struct rule *r = &s->cfg->rule;
+	struct cell *c = &q->cell[node][cls];
+	struct grp *g = q->grp;
+	u64 now = coarse(s, s->now), since, wnow;
+	bool due;
+
+	memset(v, 0, sizeof(*v));
+	v->lat_ns = nlat_ewma_ns(c->est.ewma);
+	v->inflight = g->inflight;
+	/* clamp_val(nbar, 0, NLAT_NBAR_MAX), unless no fold for a stale interval */
+	if ((s64)(now - g->fold_ns) < (s64)(p->stale_windows * p->window_ns))
+		v->nbar = g->nbar < 0 ? 0 : g->nbar > NLAT_NBAR_MAX ?
+			  NLAT_NBAR_MAX : (u32)g->nbar;
+	/* one coarse clock; v1 read waiting and stalled on the fine one */
+	wnow = r->v1 ? s->now : now;
+	since = g->done_ns > g->busy_ns ? g->done_ns : g->busy_ns;
+	v->lat_ns = nlat_waited_lat(v->lat_ns, v->inflight, since, wnow, p);
+	v->stalled = nlat_stalled(v->inflight, since, wnow, p);
+	if (!may_probe || v->stalled)
+		return;
+	if (r->v1)
+		due = v1_probe_due(c, now, p);
+	else
+		due = nlat_probe_due(c->est.ewma, c->est.upd_ns, c->est.backoff,
+				     c->probe_ns, now, p);
+	if (due) {
+		c->probe_ns = now;
+		v->probe = true;
+		q->probes++;
+	}
+}
+
+/* nlat_fold_work(): every cell of the queue (nlat_fold_cell()), then nbar. */
+static void tracker_fold(struct sim *s, struct nq *q, u64 t)
+{
+	const struct nlat_params *p = &s->cfg->p;
+	u64 now = coarse(s, t), sum = 0;
+	unsigned int n, k;
+	u32 nbar;
+
+	for (n = 0; n < MAXNODES; n++) {
+		for (k = 0; k < NLAT_NR_CLASSES; k++) {
+			struct cell *c = &q->cell[n][k];
+
+			nlat_fold(&c->est, c->sum, c->nr, now, p);
+			sum += c->sum;
+			c->sum = c->nr = 0;
+		}
+	}
+	/* the first fold spans the window since the first completion */
+	if ((s64)(now - q->fold_ns) > 0) {
+		nbar = nlat_nbar_fold(q->nbar, sum,
+				      q->fold_ns ? now - q->fold_ns : p->window_ns,
+				      p->hist_w, p->window_ns);
+		q->grp->nbar += (long)nbar - q->nbar;
+		q->nbar = nbar;
+	}
+	q->fold_ns = now;
+	q->grp->fold_ns = now;
+	q->fold_at = 0;
+}
+
+/* ---- paths and submitters ---- */
+
+static unsigned int qidx(unsigned int ns, unsigned int path)
+{
+	return ns * MAXP + path;
+}
+
+static bool measuring(const struct sim *s, u64 t)
+{
+	return t >= BOOT_NS + s->cfg->warm_ns;
+}
+
+static void issue(struct sim *s, unsigned int slot, u64 t)
+{
+	struct io *io = &s->io[slot];
+	const struct job_cfg *j = &s->sc->job[io->job];
+	const struct path_cfg *pc;
+	struct nq *q;
+	struct ctrl *c;
+	u64 svc, end, b;
+
+	io->node = j->node;
+	io->ns = j->ns;
+	io->bytes = j->bs;
+	io->write = j->write_pct && rnd_below(s, 100) < j->write_pct;
+	/* nvme_lat_bio_class(); v1: nlat_size_class() */
+	io->cls = s->cfg->rule.v1 ? nlat_size_class(j->bs) :
+		  nlat_io_class(!io->write, j->bs);
+	io->probe = io->bogus = false;
+	io->extra_ns = 0;
+	io->submit = t;
+	io->measured = measuring(s, t);
+	s->now = t;
+	io->path = policy_pick(s, io);
+
+	q = &s->nq[io->ns][io->path];
+	c = &s->ctrl[io->path];
+	pc = &s->sc->path[io->path];
+	if (!q->grp->inflight++)		/* nlat_rqos_issue() */
+		q->grp->busy_ns = t;
+	c->nr_active++;
+	b = (t - BOOT_NS) / BIN_NS;
+	if (b < MAXBINS)
+		s->res->bins[b][io->path]++;
+	if (io->probe && io->measured)
+		s->res->probes++;
+
+	svc = svc_sample(s, pc);
+	if (io->write && pc->write_x100)
+		svc = svc * pc->write_x100 / 100;
+	if (pc->outlier_every && !rnd_below(s, pc->outlier_every)) {
+		if (pc->outlier_bogus)
+			io->bogus = true;
+		else
+			io->extra_ns = pc->outlier_ns;
+	}
+	if (pc->servers) {
+		unsigned int i, m = 0;
+
+		for (i = 1; i < pc->servers; i++)
+			if (c->srv_free[i] < c->srv_free[m])
+				m = i;
+		end = (c->srv_free[m] > t ? c->srv_free[m] : t) + svc;
+		c->srv_free[m] = end;
+	} else {
+		end = t + svc;
+	}
+	if (pc->rate_Bps)
+		ev_push(end, EV_SVC, slot);
+	else
+		ev_push(end + noisy(s, path_delay(pc, end)) + io->extra_ns,
+			EV_DONE, slot);
+}
+
+/* Service done on a rate-limited path: the transfer, FIFO, then the delay. */
+static void transfer(struct sim *s, unsigned int slot, u64 t)
+{
+	struct io *io = &s->io[slot];
+	const struct path_cfg *pc = &s->sc->path[io->path];
+	struct ctrl *c = &s->ctrl[io->path];
+	u64 tx = (u64)io->bytes * SEC / pc->rate_Bps;
+
+	c->link_free = (c->link_free > t ? c->link_free : t) + tx;
+	ev_push(c->link_free + noisy(s, path_delay(pc, c->link_free)) +
+		io->extra_ns, EV_DONE, slot);
+}
+
+static void done(struct sim *s, unsigned int slot, u64 t)
+{
+	struct io *io = &s->io[slot];
+	struct nq *q = &s->nq[io->ns][io->path];
+	struct cell *c = &q->cell[io->node][io->cls];
+	u64 lat = t - io->submit, sample;
+
+	s->ctrl[io->path].nr_active--;
+	/* nlat_rqos_done() */
+	q->grp->inflight--;
+	q->grp->done_ns = t;
+	sample = nlat_clamp_lat(io->bogus ? NLAT_LAT_MAX_NS : lat);
+	if (!s->cfg->rule.v1)
+		sample = nlat_bound_lat(sample, c->est.ewma);
+	c->sum += sample;
+	c->nr++;
+	if (!q->fold_at) {
+		q->fold_at = fold_time(s, t);
+		ev_push(q->fold_at, EV_FOLD, qidx(io->ns, io->path));
+	}
+
+	if (measuring(s, t)) {
+		s->res->ios++;
+		s->res->bytes += io->bytes;
+		s->res->per_path[io->path]++;
+		s->res->hist[hist_idx(lat)]++;
+	}
+	issue(s, slot, t);	/* closed loop */
+}
+
+/* ---- share over time ---- */
+
+static double bin_share(const struct result *r, unsigned int b, unsigned int path)
+{
+	u64 all = 0;
+	unsigned int i;
+
+	for (i = 0; i < MAXP; i++)
+		all += r->bins[b][i];
+	return all ? (double)r->bins[b][path] / all : 0;
+}
+
+/* Seconds from bin b0 until every bin before b1 gives @path >= @goal; -1: never. */
+static double settle(const struct result *r, unsigned int path, unsigned int b0,
+		     unsigned int b1, double goal)
+{
+	unsigned int b, at = b0;
+
+	for (b = b0; b < b1; b++)
+		if (bin_share(r, b, path) < goal)
+			at = b + 1;
+	return at >= b1 ? -1 : (double)(at - b0) * BIN_NS / SEC;
+}
+
+static void move_time(const struct scen *sc, struct result *r)
+{
+	unsigned int end = r->nr_bins, k, fast, i, n = 0;
+	double sum = 0, m;
+	u64 period, t;
+
+	r->move_s = -1;
+	if (sc->flags & F_STEP) {
+		/* path 1 slow from sc->path[0].sched_ns: off it onto path 2 */
+		r->move_s = settle(r, 1, sc->path[0].sched_ns / BIN_NS, end, 0.9);
+	} else if (sc->flags & F_FLIP) {
+		/* mean over flips; a flip never followed counts as its period */
+		period = sc->path[0].sched_ns;
+		for (k = 1; (k + 1) * period / BIN_NS <= end; k++) {
+			t = BOOT_NS + k * period;
+			fast = 0;
+			for (i = 1; i < sc->nr_paths; i++)
+				if (path_delay(&sc->path[i], t) <
+				    path_delay(&sc->path[fast], t))
+					fast = i;
+			m = settle(r, fast, k * period / BIN_NS,
+				   (k + 1) * period / BIN_NS, 0.9);
+			sum += m < 0 ? (double)period / SEC : m;
+			n++;
+		}
+		r->move_s = n ? sum / n : -1;
+	} else if (sc->flags & F_RESTORE) {
+		/* path 1 restored at sched_end_ns: its share of the last 3 s */
+		u64 a = 0, all = 0, b;
+
+		for (b = end - 3 * SEC / BIN_NS; b < end; b++) {
+			a += r->bins[b][0];
+			for (i = 0; i < MAXP; i++)
+				all += r->bins[b][i];
+		}
+		r->move_s = all ? (double)a / all : -1;
+	}
+}
+
+/* ---- one run ---- */
+
+static u64 name_hash(const char *s)
+{
+	u64 h = 1469598103934665603ULL;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+	return h;
+}
+
+void sim_run(const struct scen *sc, enum policy pol, const struct simcfg *cfg,
+	     struct result *res)
+{
+	static struct sim s;
+	u64 end = BOOT_NS + cfg->warm_ns + cfg->run_ns;
+	unsigned int i, j, k, slot = 0, n, m;
+
+	memset(&s, 0, sizeof(s));
+	memset(res, 0, sizeof(*res));
+	/* nlat_attach(q, ns->ctrl); v1: every queue on its own */
+	for (n = 0; n < MAXNS; n++)
+		for (m = 0; m < MAXP; m++)
+			s.nq[n][m].grp = cfg->rule.v1 ? &s.nq[n][m].own :
+						       &s.ctrl[m].grp;
+	s.sc = sc;
+	s.cfg = cfg;
+	s.pol = pol;
+	s.res = res;
+	/* the same streams for every policy of a scenario */
+	s.rng = (cfg->seed ^ name_hash(sc->name)) | 1;
+	for (n = 0; n < MAXNS; n++)
+		for (m = 0; m < MAXNODES; m++)
+			s.rr_cur[n][m] = sc->nr_paths - 1;
+	heap_n = 0;
+	heap_seq = 0;
+	res->nr_bins = (cfg->warm_ns + cfg->run_ns) / BIN_NS;
+	if (res->nr_bins > MAXBINS)
+		res->nr_bins = MAXBINS;
+
+	for (j = 0; j < sc->nr_jobs; j++) {
+		for (k = 0; k < sc->job[j].qd; k++, slot++) {
+			if (slot >= MAXSLOTS) {
+				fprintf(stderr, "nlat-sim: %s: too many slots\n", sc->name);
+				exit(2);
+			}
+			s.io[slot].job = j;
+			ev_push(BOOT_NS + slot * US, EV_ISSUE, slot);
+		}
+	}
+
+	while (heap_n) {
+		struct ev e = ev_pop();
+
+		if (e.t >= end)
+			break;
+		s.now = e.t;
+		switch (e.type) {
+		case EV_ISSUE:
+			issue(&s, e.id, e.t);
+			break;
+		case EV_SVC:
+			transfer(&s, e.id, e.t);
+			break;
+		case EV_DONE:
+			done(&s, e.id, e.t);
+			break;
+		case EV_FOLD:
+			tracker_fold(&s, &s.nq[e.id / MAXP][e.id % MAXP], e.t);
+			break;
+		}
+	}
+
+	res->secs = (double)cfg->run_ns / SEC;
+	res->iops = res->ios / res->secs;
+	res->mibs = res->bytes / res->secs / (1024.0 * 1024.0);
+	res->p50_us = hist_pct(res, 50) / 1000;
+	res->p99_us = hist_pct(res, 99) / 1000;
+	res->p999_us = hist_pct(res, 99.9) / 1000;
+	res->probe_pct = res->ios ? 100.0 * res->probes / res->ios : 0;
+	for (i = 0; i < MAXP; i++)
+		res->share[i] = res->ios ? (double)res->per_path[i] / res->ios : 0;
+	move_time(sc, res);
+}

@@ -1,0 +1,504 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nlat-sim: a deterministic discrete-event simulator of NVMe multipath path
+ * selection, to compare the "latency" iopolicy with numa, round-robin and
+ * queue-depth in seconds instead of VM hours.  It compiles the headers the
+ * modules compile (nlat-math.h, blk-nodelat.h, nvme-latency-cost.h) and
+ * models what blk-nodelat.c and nvme_latency_pick() do per I/O and per
+ * window (model.c, policies.c).  The rule is the kernel's unless --rule
+ * picks the old one or a variant (rules.c).
+ *
+ *   nlat-sim [--rule R] [--csv]		the grid table
+ *   nlat-sim --check [--rule R]		assert the goals of the latency policy
+ *   nlat-sim --timeline SCENARIO		per-path share in 0.5 s buckets
+ *   nlat-sim --rules R1,R2,...		latency under each rule vs the others
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "sim.h"
+
+static struct simcfg cfg;
+static bool opt_csv;
+static const char *opt_scen;
+static unsigned int nr_runs;
+static unsigned int opt_seeds = 1;	/* --check, --rules: seed, seed + 1, .. */
+static unsigned int opt_bucket = 5;	/* --timeline bucket, in BIN_NS (100 ms) */
+
+static struct result res[NR_POL];
+
+static void run(const struct scen *sc, enum policy pol, const struct simcfg *c,
+		struct result *r)
+{
+	sim_run(sc, pol, c, r);
+	nr_runs++;
+}
+
+static bool selected(const struct scen *sc)
+{
+	const char *p = opt_scen;
+	size_t n = strlen(sc->name);
+
+	if (!p)
+		return true;
+	while (*p) {
+		if (!strncmp(p, sc->name, n) && (p[n] == ',' || !p[n]))
+			return true;
+		p = strchr(p, ',');
+		if (!p)
+			break;
+		p++;
+	}
+	return false;
+}
+
+static void fmt_share(char *buf, size_t len, const struct scen *sc,
+		      const struct result *r, char sep)
+{
+	unsigned int i;
+	int n = 0;
+
+	buf[0] = 0;
+	for (i = 0; i < sc->nr_paths && n < (int)len; i++)
+		n += snprintf(buf + n, len - n, "%s%.1f", i ? (char[]){ sep, 0 } : "",
+			      100 * r->share[i]);
+}
+
+static void print_header(void)
+{
+	if (opt_csv) {
+		printf("scenario,policy,iops,mibs,p50_us,p99_us,p999_us,probe_pct,share_pct,move_s\n");
+		return;
+	}
+	printf("# nlat-sim: rule %s; window %llu us, history %u/1024, min_samples %u, stale_windows %u; tick %llu us; noise +-%u%%; %.0f s after %.0f s warm-up\n",
+	       cfg.rule.name, (unsigned long long)(cfg.p.window_ns / US),
+	       cfg.p.hist_w, cfg.p.min_samples, cfg.p.stale_windows,
+	       (unsigned long long)(cfg.tick_ns / US), cfg.noise_pct,
+	       (double)cfg.run_ns / SEC, (double)cfg.warm_ns / SEC);
+	printf("%-10s %-12s %8s %8s %8s %8s %9s %7s %-23s %6s\n", "scenario",
+	       "policy", "IOPS", "MiB/s", "p50_us", "p99_us", "p99.9_us",
+	       "probe%", "share% p1/p2/..", "move_s");
+}
+
+static void print_row(const struct scen *sc, enum policy pol,
+		      const struct result *r)
+{
+	char share[64], probe[16], move[16];
+
+	fmt_share(share, sizeof(share), sc, r, opt_csv ? ';' : '/');
+	if (pol == POL_LAT)
+		snprintf(probe, sizeof(probe), "%.3f", r->probe_pct);
+	else
+		strcpy(probe, opt_csv ? "" : "-");
+	if (sc->flags & F_RESTORE)
+		snprintf(move, sizeof(move), "%.2f", r->move_s);
+	else if (sc->flags & (F_STEP | F_FLIP) && r->move_s >= 0)
+		snprintf(move, sizeof(move), "%.1f", r->move_s);
+	else if (sc->flags & (F_STEP | F_FLIP))
+		strcpy(move, "never");
+	else
+		strcpy(move, opt_csv ? "" : "-");
+	if (opt_csv)
+		printf("%s,%s,%.0f,%.2f,%.0f,%.0f,%.0f,%s,%s,%s\n", sc->name,
+		       policy_names[pol], r->iops, r->mibs, r->p50_us, r->p99_us,
+		       r->p999_us, probe, share, move);
+	else
+		printf("%-10s %-12s %8.0f %8.1f %8.0f %8.0f %9.0f %7s %-23s %6s\n",
+		       sc->name, policy_names[pol], r->iops, r->mibs, r->p50_us,
+		       r->p99_us, r->p999_us, probe, share, move);
+}
+
+static void run_all(const struct scen *sc, const struct simcfg *c)
+{
+	enum policy p;
+
+	for (p = 0; p < NR_POL; p++)
+		run(sc, p, c, &res[p]);
+}
+
+static int do_grid(void)
+{
+	unsigned int i;
+	enum policy p;
+
+	print_header();
+	for (i = 0; i < nr_scenarios; i++) {
+		if (!selected(&scenarios[i]))
+			continue;
+		run_all(&scenarios[i], &cfg);
+		for (p = 0; p < NR_POL; p++)
+			print_row(&scenarios[i], p, &res[p]);
+	}
+	if (!opt_csv) {
+		printf("# share: I/O completed per path; move_s: step: s from 5 s until path 2 has >= 90%% of every 100 ms;\n");
+		printf("#   flip: mean s after a flip until the fast path has >= 90%% of every later 100 ms of the period (never: 2 s);\n");
+		printf("#   restore*: path 1's share of the I/O issued in the last 3 s (restored at 6 s)\n");
+	}
+	return 0;
+}
+
+/* The goals of the issue for @lat, given the other policies in @r. */
+struct verdict {
+	enum policy	best;
+	double		iops_x, p99_x, fast_iops_x, fast_p99_x;
+	bool		ok;
+	char		why[160];
+};
+
+static void judge(const struct scen *sc, const struct result *r,
+		  const struct result *lat, struct verdict *v)
+{
+	static const enum policy others[] = { POL_NUMA, POL_RR, POL_QD };
+	const struct result *b, *f = &r[POL_FAST];
+	unsigned int i;
+	int n = 0;
+
+	memset(v, 0, sizeof(*v));
+	v->best = POL_NUMA;
+	for (i = 1; i < 3; i++)
+		if (r[others[i]].iops > r[v->best].iops)
+			v->best = others[i];
+	b = &r[v->best];
+	v->iops_x = b->iops ? lat->iops / b->iops : 0;
+	v->p99_x = b->p99_us ? lat->p99_us / b->p99_us : 0;
+	v->fast_iops_x = f->iops ? lat->iops / f->iops : 0;
+	v->fast_p99_x = f->p99_us ? lat->p99_us / f->p99_us : 0;
+#define WHY(...) (n += snprintf(v->why + n, sizeof(v->why) - n, __VA_ARGS__))
+	if (v->iops_x < 0.97)
+		WHY(" IOPS<0.97x%s", policy_names[v->best]);
+	if (v->p99_x > 1.1)
+		WHY(" p99>1.1x%s", policy_names[v->best]);
+	if (sc->flags & F_ASYM) {
+		if (v->fast_iops_x < 0.97)
+			WHY(" IOPS<0.97xfast-only");
+		if (v->fast_p99_x > 1.2)
+			WHY(" p99>1.2xfast-only");
+		if (lat->probe_pct > 1)
+			WHY(" probes>1%%");
+	}
+	if (sc->flags & F_RESTORE && lat->move_s < 0.4)
+		WHY(" path 1 share %.2f after restore", lat->move_s);
+#undef WHY
+	v->ok = !n;
+}
+
+static int do_check(void)
+{
+	unsigned int i, bad = 0, nr = 0, k;
+	struct simcfg c = cfg;
+
+	printf("# nlat-sim --check, rule %s: latency >= 0.97x IOPS and p99 <= 1.1x of the best of numa/round-robin/queue-depth;\n",
+	       cfg.rule.name);
+	printf("#   delay-asymmetric (d*): also >= 0.97x IOPS, p99 <= 1.2x of fast-only, probes <= 1%% of I/O;\n");
+	printf("#   restore*: path 1's share of the last 3 s >= 0.4\n");
+	for (i = 0; i < nr_scenarios; i++) {
+		const struct scen *sc = &scenarios[i];
+
+		if (!selected(sc))
+			continue;
+		for (k = 0; k < opt_seeds; k++) {
+			struct verdict v;
+
+			c.seed = cfg.seed + k;
+			run_all(sc, &c);
+			judge(sc, res, &res[POL_LAT], &v);
+			printf("%s %-10s", v.ok ? "PASS" : "FAIL", sc->name);
+			if (opt_seeds > 1)
+				printf(" seed %-4llu", (unsigned long long)c.seed);
+			printf(" latency %7.0f IOPS p99 %7.0f us | %-11s %7.0f IOPS (%.3fx) p99 %7.0f us (%.3fx)",
+			       res[POL_LAT].iops, res[POL_LAT].p99_us,
+			       policy_names[v.best], res[v.best].iops, v.iops_x,
+			       res[v.best].p99_us, v.p99_x);
+			if (sc->flags & F_ASYM)
+				printf(" | fast-only %7.0f (%.3fx) p99 %5.0f (%.3fx) | probes %.3f%%",
+				       res[POL_FAST].iops, v.fast_iops_x,
+				       res[POL_FAST].p99_us, v.fast_p99_x,
+				       res[POL_LAT].probe_pct);
+			if (sc->flags & F_RESTORE)
+				printf(" | path 1 share %.2f", res[POL_LAT].move_s);
+			printf("%s%s\n", v.ok ? "" : " --", v.why);
+			bad += !v.ok;
+			nr++;
+		}
+	}
+	printf("check: rule %s: %u passed, %u failed\n", cfg.rule.name,
+	       nr - bad, bad);
+	return bad ? 1 : 0;
+}
+
+/*
+ * Latency under each rule of @list against the other policies, one line
+ * per scenario: the worst over --seeds seeds.
+ */
+static int do_rules(const char *list)
+{
+	static struct simcfg rc[16];
+	static struct result lat;
+	unsigned int nr = 0, i, k, n, fails[16] = { 0 };
+	char buf[512], *tok, *save;
+	struct simcfg base = cfg;
+
+	if (strlen(list) >= sizeof(buf))
+		return 2;
+	strcpy(buf, list);
+	for (tok = strtok_r(buf, ",", &save); tok && nr < 16;
+	     tok = strtok_r(NULL, ",", &save), nr++) {
+		rc[nr] = cfg;
+		if (rule_parse(tok, &rc[nr].rule)) {
+			fprintf(stderr, "nlat-sim: bad rule '%s'\n", tok);
+			return 2;
+		}
+	}
+	printf("# latency IOPS / best of numa,rr,qd  and  p99 / its p99; d*: min over that and fast-only (IOPS) / max (p99);\n");
+	printf("#   worst of %u seed(s) from %llu; * = the check fails (n = for n seeds)\n",
+	       opt_seeds, (unsigned long long)cfg.seed);
+	for (k = 0; k < nr; k++)
+		printf("#   R%u = %s\n", k + 1, rc[k].rule.name);
+	printf("%-10s", "scenario");
+	for (k = 0; k < nr; k++)
+		printf(" %8s%-11u", "R", k + 1);
+	printf("\n");
+	for (i = 0; i < nr_scenarios; i++) {
+		const struct scen *sc = &scenarios[i];
+		double ix[16], px[16];
+		unsigned int nbad[16] = { 0 };
+
+		if (!selected(sc))
+			continue;
+		for (k = 0; k < nr; k++)
+			ix[k] = 1e9, px[k] = 0;
+		for (n = 0; n < opt_seeds; n++) {
+			base.seed = cfg.seed + n;
+			for (k = 0; k < NR_POL; k++)
+				if (k != POL_LAT)
+					run(sc, k, &base, &res[k]);
+			for (k = 0; k < nr; k++) {
+				struct verdict v;
+				double a, b;
+
+				rc[k].seed = base.seed;
+				run(sc, POL_LAT, &rc[k], &lat);
+				judge(sc, res, &lat, &v);
+				a = v.iops_x;
+				b = v.p99_x;
+				if (sc->flags & F_ASYM) {
+					a = a < v.fast_iops_x ? a : v.fast_iops_x;
+					b = b > v.fast_p99_x ? b : v.fast_p99_x;
+				}
+				ix[k] = a < ix[k] ? a : ix[k];
+				px[k] = b > px[k] ? b : px[k];
+				nbad[k] += !v.ok;
+			}
+		}
+		printf("%-10s", sc->name);
+		for (k = 0; k < nr; k++) {
+			char mark[16] = "";
+
+			if (nbad[k] && opt_seeds > 1)
+				snprintf(mark, sizeof(mark), "*%u", nbad[k]);
+			else if (nbad[k])
+				strcpy(mark, "*");
+			printf("  %6.3f %6.3f %-3s", ix[k], px[k], mark);
+			fails[k] += nbad[k];
+		}
+		printf("\n");
+	}
+	printf("%-10s", "failures");
+	for (k = 0; k < nr; k++)
+		printf(" %19u", fails[k]);
+	printf("\n");
+	return 0;
+}
+
+static int do_timeline(const char *name)
+{
+	const struct scen *sc = scen_find(name);
+	unsigned int b, i, per = opt_bucket;
+	enum policy p;
+
+	if (!sc) {
+		fprintf(stderr, "nlat-sim: no scenario '%s' (--list)\n", name);
+		return 2;
+	}
+	run_all(sc, &cfg);
+	printf("# %s: %s; rule %s\n# share %% of I/O issued per path (p1/p2/..) in %.1f s buckets\n",
+	       sc->name, sc->desc, cfg.rule.name, (double)per * BIN_NS / SEC);
+	printf("%6s", "t_s");
+	for (p = 0; p < NR_POL; p++)
+		printf(" %15s", policy_names[p]);
+	printf("\n");
+	for (b = 0; b + per <= res[0].nr_bins; b += per) {
+		printf("%6.1f", (double)b * BIN_NS / SEC);
+		for (p = 0; p < NR_POL; p++) {
+			u64 n[MAXP] = { 0 }, all = 0;
+			char buf[64];
+			int len = 0;
+
+			for (i = 0; i < sc->nr_paths; i++) {
+				unsigned int k;
+
+				for (k = b; k < b + per; k++)
+					n[i] += res[p].bins[k][i];
+				all += n[i];
+			}
+			buf[0] = 0;
+			for (i = 0; i < sc->nr_paths; i++)
+				len += snprintf(buf + len, sizeof(buf) - len,
+						"%s%.0f", i ? "/" : "",
+						all ? 100.0 * n[i] / all : 0);
+			printf(" %15s", buf);
+		}
+		printf("\n");
+	}
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: nlat-sim [options]\n"
+"  (none)              the grid table: every scenario x policy\n"
+"  --check             assert the goals of the latency policy; exit 1 on failure\n"
+"  --timeline SCEN     per-path share over time (--bucket N: N x 100 ms, 5)\n"
+"  --rules R1,R2,..    latency under each rule against the other policies\n"
+"  --rule R            rule of the latency policy (default kernel; see rules.c)\n"
+"  --scenario S1,S2    only these scenarios     --list   list the scenarios\n"
+"  --csv               the grid as CSV\n"
+"  --secs N --warm N   measured seconds (10) after warm-up seconds (1)\n"
+"  --hz N              tick of the coarse clock and timers (250; 0: exact)\n"
+"  --window-us N --history-pct N --min-samples N --stale-windows N   tracker knobs\n"
+"  --noise PCT         every delay and service time +- PCT %% (10)\n"
+"  --seed N            first seed (--seeds N: --check and --rules over N seeds)\n");
+}
+
+static unsigned long num(const char *s, unsigned long min, unsigned long max)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 0);
+	if (errno || *end || v < min || v > max) {
+		fprintf(stderr, "nlat-sim: bad number '%s' (%lu .. %lu)\n", s, min, max);
+		exit(2);
+	}
+	return v;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "check", no_argument, NULL, 'c' },
+		{ "csv", no_argument, NULL, 'C' },
+		{ "rule", required_argument, NULL, 'r' },
+		{ "rules", required_argument, NULL, 'R' },
+		{ "timeline", required_argument, NULL, 't' },
+		{ "scenario", required_argument, NULL, 's' },
+		{ "list", no_argument, NULL, 'l' },
+		{ "secs", required_argument, NULL, 'S' },
+		{ "warm", required_argument, NULL, 'W' },
+		{ "hz", required_argument, NULL, 'z' },
+		{ "seed", required_argument, NULL, 'e' },
+		{ "noise", required_argument, NULL, 'n' },
+		{ "seeds", required_argument, NULL, 'N' },
+		{ "bucket", required_argument, NULL, 'b' },
+		{ "window-us", required_argument, NULL, 1 },
+		{ "history-pct", required_argument, NULL, 2 },
+		{ "min-samples", required_argument, NULL, 3 },
+		{ "stale-windows", required_argument, NULL, 4 },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	const char *rule = "kernel", *timeline = NULL, *rules = NULL;
+	struct timespec t0, t1;
+	bool check = false;
+	unsigned long hz = 250;
+	unsigned int i;
+	int c, ret;
+
+	cfg.warm_ns = 1 * SEC;
+	cfg.run_ns = 10 * SEC;
+	cfg.seed = 0x6e6c6174;
+	cfg.noise_pct = 10;
+	cfg.p.window_ns = (u64)NLAT_WINDOW_USEC_DEF * US;
+	cfg.p.hist_w = nlat_pct_to_w(NLAT_HISTORY_PCT_DEF);
+	cfg.p.min_samples = NLAT_MIN_SAMPLES_DEF;
+	cfg.p.stale_windows = NLAT_STALE_WINDOWS_DEF;
+
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c': check = true; break;
+		case 'C': opt_csv = true; break;
+		case 'r': rule = optarg; break;
+		case 'R': rules = optarg; break;
+		case 't': timeline = optarg; break;
+		case 's': opt_scen = optarg; break;
+		case 'S': cfg.run_ns = num(optarg, 1, 90) * SEC; break;
+		case 'W': cfg.warm_ns = num(optarg, 0, 9) * SEC; break;
+		case 'z': hz = num(optarg, 0, 10000); break;
+		case 'e': cfg.seed = num(optarg, 0, ~0UL); break;
+		case 'n': cfg.noise_pct = num(optarg, 0, 90); break;
+		case 'N': opt_seeds = num(optarg, 1, 100); break;
+		case 'b': opt_bucket = num(optarg, 1, 100); break;
+		case 1:
+			cfg.p.window_ns = num(optarg, NLAT_WINDOW_USEC_MIN,
+					      NLAT_WINDOW_USEC_MAX) * US;
+			break;
+		case 2:
+			cfg.p.hist_w = nlat_pct_to_w(num(optarg, NLAT_HISTORY_PCT_MIN,
+							 NLAT_HISTORY_PCT_MAX));
+			break;
+		case 3:
+			cfg.p.min_samples = num(optarg, NLAT_MIN_SAMPLES_MIN,
+						NLAT_MIN_SAMPLES_MAX);
+			break;
+		case 4:
+			cfg.p.stale_windows = num(optarg, NLAT_STALE_WINDOWS_MIN,
+						  NLAT_STALE_WINDOWS_MAX);
+			break;
+		case 'l':
+			for (i = 0; i < nr_scenarios; i++)
+				printf("%-10s %s\n", scenarios[i].name,
+				       scenarios[i].desc);
+			return 0;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc) {
+		usage(stderr);
+		return 2;
+	}
+	if ((cfg.warm_ns + cfg.run_ns) / BIN_NS > MAXBINS) {
+		fprintf(stderr, "nlat-sim: at most %llu s in all\n",
+			(unsigned long long)(MAXBINS * BIN_NS / SEC));
+		return 2;
+	}
+	cfg.tick_ns = hz ? SEC / hz : 0;
+	if (rule_parse(rule, &cfg.rule)) {
+		fprintf(stderr, "nlat-sim: bad rule '%s' (see rules.c)\n", rule);
+		return 2;
+	}
+	if (!rule_selftest()) {
+		fprintf(stderr, "nlat-sim: norm50 or share8 does not order as nvme_lat_cmp()\n");
+		return 2;
+	}
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (timeline)
+		ret = do_timeline(timeline);
+	else if (rules)
+		ret = do_rules(rules);
+	else if (check)
+		ret = do_check();
+	else
+		ret = do_grid();
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	fflush(stdout);
+	fprintf(stderr, "nlat-sim: %u runs of %.0f s simulated in %.1f s\n", nr_runs,
+		(double)(cfg.warm_ns + cfg.run_ns) / SEC,
+		(double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+	return ret;
+}

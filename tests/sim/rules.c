@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nlat-sim: the latency rule, and the variants it is compared with.  The
+ * default, kernel, is the headers' own: the model calls them (model.c,
+ * policies.c).  What a variant does otherwise is here.  --rule takes
+ * tokens joined by '+', a later cost replacing an earlier one:
+ *
+ *   kernel	nvme_lat_cmp() with the group's nbar; nlat_probe_due() with
+ *		the cell's back-off; samples bounded by nlat_bound_lat();
+ *		read/write classes (nlat_io_class()); in flight, waiting and
+ *		stalled per controller (the tracker's group)
+ *   normN	kernel, but charged nbar * N / 100 instead of nbar / 2
+ *		(kernel is norm50; norm100: a path is never charged for the
+ *		load it was measured at, so equal paths keep any split and
+ *		one that recovers does not win its share back)
+ *   shareN	kernel, but cost lat * (N + inflight), no nbar (share8:
+ *		kernel without nbar)
+ *   v1		the old headers' rule and tracker, reproduced: cost lat *
+ *		(8 + inflight); in flight, waiting and stalled per queue,
+ *		on the fine clock; a probe whenever the cell is stale, one
+ *		per window, no back-off; samples as they are; reads and
+ *		writes of a size share a cell.  v1+norm50: the old tracker
+ *		with the new cost (nbar per queue)
+ *   rr		deliberately bad: round robin (to see the check fail)
+ */
+#include <stdlib.h>
+
+#include "sim.h"
+
+static bool num_tok(const char *tok, const char *pre, unsigned int *v,
+		    unsigned int min, unsigned int max)
+{
+	size_t n = strlen(pre);
+	unsigned long x;
+	char *end;
+
+	if (strncmp(tok, pre, n) || !tok[n])
+		return false;
+	x = strtoul(tok + n, &end, 10);
+	if (*end || x < min || x > max)
+		return false;
+	*v = x;
+	return true;
+}
+
+int rule_parse(const char *spec, struct rule *r)
+{
+	char buf[64], *tok, *save;
+
+	memset(r, 0, sizeof(*r));
+	r->cost = COST_KERNEL;
+	if (strlen(spec) >= sizeof(buf))
+		return -1;
+	strcpy(r->name, spec);
+	strcpy(buf, spec);
+	for (tok = strtok_r(buf, "+", &save); tok;
+	     tok = strtok_r(NULL, "+", &save)) {
+		if (!strcmp(tok, "kernel")) {
+			r->cost = COST_KERNEL;
+		} else if (!strcmp(tok, "v1")) {
+			r->v1 = true;
+			r->cost = COST_SHARE;
+			r->share = NVME_LAT_QUEUE_SHARE;
+		} else if (!strcmp(tok, "rr")) {
+			r->rr = true;
+		} else if (num_tok(tok, "norm", &r->pct, 0, 100)) {
+			r->cost = COST_NORM;
+		} else if (num_tok(tok, "share", &r->share, 1, 1000)) {
+			r->cost = COST_SHARE;
+		} else {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* nvme_lat_cost() with the variant's charge for nbar. */
+static u64 cost(const struct rule *r, const struct nvme_lat_cand *c)
+{
+	u64 lat = c->lat_ns < NVME_LAT_MAX_NS ? c->lat_ns : NVME_LAT_MAX_NS;
+	u32 nr = c->inflight < NVME_LAT_MAX_INFLIGHT ?
+		 c->inflight : NVME_LAT_MAX_INFLIGHT;
+	u32 nbar = c->nbar < NLAT_NBAR_MAX ? c->nbar : NLAT_NBAR_MAX;
+
+	if (r->cost == COST_SHARE)
+		return lat * (r->share + nr);
+	/* floor(nbar * 50 / 100) == nbar / 2: norm50 is the header's */
+	return mul_u64_u64_div_u64(lat * (NVME_LAT_QUEUE_SHARE + nr),
+				   NLAT_NBAR_ONE,
+				   NVME_LAT_QUEUE_SHARE * NLAT_NBAR_ONE +
+				   (u64)nbar * r->pct / 100);
+}
+
+/* nvme_lat_cmp() with the variant's cost. */
+int rule_cmp(const struct rule *r, const struct nvme_lat_cand *a,
+	     const struct nvme_lat_cand *b)
+{
+	u64 ca, cb;
+
+	if (r->cost == COST_KERNEL)
+		return nvme_lat_cmp(a, b);
+	if (a->stalled != b->stalled)
+		return a->stalled ? 1 : -1;
+	if (!a->lat_ns != !b->lat_ns)
+		return a->lat_ns ? -1 : 1;
+	if (a->lat_ns) {
+		ca = cost(r, a);
+		cb = cost(r, b);
+		if (ca != cb)
+			return ca < cb ? -1 : 1;
+	}
+	if (a->inflight != b->inflight)
+		return a->inflight < b->inflight ? -1 : 1;
+	return 0;
+}
+
+static int sign(int x)
+{
+	return (x > 0) - (x < 0);
+}
+
+static void rand_cand(u64 *x, struct nvme_lat_cand *c)
+{
+	*x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
+	c->lat_ns = (*x & 3) ? (*x >> 8) % (50 * MS) : 0;
+	c->inflight = (*x >> 40) % 40;
+	c->stalled = !((*x >> 50) & 15);
+	*x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
+	c->nbar = (*x & 7) ? (*x >> 8) % (40 * NLAT_NBAR_ONE) : *x >> 32;
+}
+
+/*
+ * norm50 must order exactly as the header does, and share8 (v1's cost) as
+ * the header with nbar 0: the old rule is the new one measured idle.
+ */
+bool rule_selftest(void)
+{
+	struct rule n50, s8, k;
+	u64 x = 88172645463325252ULL;
+	unsigned int i;
+
+	rule_parse("kernel", &k);
+	rule_parse("norm50", &n50);
+	rule_parse("share8", &s8);
+	for (i = 0; i < 100000; i++) {
+		struct nvme_lat_cand a, b;
+
+		rand_cand(&x, &a);
+		rand_cand(&x, &b);
+		if (sign(rule_cmp(&n50, &a, &b)) != sign(rule_cmp(&k, &a, &b)))
+			return false;
+		a.nbar = b.nbar = 0;
+		if (sign(rule_cmp(&s8, &a, &b)) != sign(rule_cmp(&k, &a, &b)))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The old nlat_probe_due(): while the cell is stale (or empty), one probe
+ * per window, however long the last one takes to be folded.
+ */
+bool v1_probe_due(const struct cell *c, u64 now, const struct nlat_params *p)
+{
+	if (!nlat_stale(c->est.ewma, c->est.upd_ns, now, p))
+		return false;
+	return !c->probe_ns || (s64)(now - c->probe_ns) >= (s64)p->window_ns;
+}

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nlat-sim: the scenario grid.  As the VM bench (tests/bench/guest) does,
+ * paths get a base delay (netem delay: no concurrency limit, so throughput
+ * = depth / latency) unless a scenario is about a device that saturates
+ * (servers) or a link (rate, FIFO as netem rate).  Times are from the
+ * start of the run; measurement starts after the warm-up.
+ */
+#include "sim.h"
+
+#define MBIT(x)		((u64)(x) * 1000000 / 8)
+#define DLY(d)		{ .delay_ns = (d) }
+#define RATE(d, r)	{ .delay_ns = (d), .rate_Bps = MBIT(r) }
+#define DEV(d, s, k)	{ .delay_ns = (d), .svc_ns = (s), .servers = (k) }
+#define JOB(q, b)	{ .qd = (q), .bs = (b) }
+
+const struct scen scenarios[] = {
+	{ "d20-qd8", "both 0.5 ms, path 2 +20 ms; 4k QD8",
+	  2, { DLY(500 * US), DLY(20500 * US) }, 1, 1, { JOB(8, 4096) },
+	  0, F_ASYM },
+	{ "d20-qd32", "both 0.5 ms, path 2 +20 ms; 4k QD32",
+	  2, { DLY(500 * US), DLY(20500 * US) }, 1, 1, { JOB(32, 4096) },
+	  0, F_ASYM },
+	{ "d30-qd8", "both 0.5 ms, path 2 +30 ms; 4k QD8",
+	  2, { DLY(500 * US), DLY(30500 * US) }, 1, 1, { JOB(8, 4096) },
+	  0, F_ASYM },
+	{ "d30-qd32", "both 0.5 ms, path 2 +30 ms; 4k QD32",
+	  2, { DLY(500 * US), DLY(30500 * US) }, 1, 1, { JOB(32, 4096) },
+	  0, F_ASYM },
+	{ "bw-sym", "both 0.5 ms + 400 Mbit/s; 128k QD16",
+	  2, { RATE(500 * US, 400), RATE(500 * US, 400) }, 1, 1,
+	  { JOB(16, 131072) }, 0, 0 },
+	{ "bw-4:1", "both 0.5 ms; 400 vs 100 Mbit/s; 128k QD16",
+	  2, { RATE(500 * US, 400), RATE(500 * US, 100) }, 1, 1,
+	  { JOB(16, 131072) }, 0, 0 },
+	{ "sym-2node", "unshaped: 100 us x 8 servers each; 2 nodes x 4k QD16",
+	  2, { DEV(0, 100 * US, 8), DEV(0, 100 * US, 8) }, 1, 2,
+	  { { .node = 0, .qd = 16, .bs = 4096 },
+	    { .node = 1, .qd = 16, .bs = 4096 } }, 0, 0 },
+	{ "graded-4", "4 paths 0.5, 1, 2, 4 ms; 4k QD32",
+	  4, { DLY(500 * US), DLY(1 * MS), DLY(2 * MS), DLY(4 * MS) }, 1, 1,
+	  { JOB(32, 4096) }, 0, 0 },
+	{ "cap-2:1", "0.1 ms + 400 us each, path 1 x 8 servers, path 2 x 4; 4k QD16",
+	  2, { DEV(100 * US, 400 * US, 8), DEV(100 * US, 400 * US, 4) }, 1, 1,
+	  { JOB(16, 4096) }, 0, 0 },
+	{ "ns8-qd1", "8 namespaces x 4k QD1; 0.1 ms + 400 us x 4 servers each",
+	  2, { DEV(100 * US, 400 * US, 4), DEV(100 * US, 400 * US, 4) }, 8, 8,
+	  { { .ns = 0, .qd = 1, .bs = 4096 }, { .ns = 1, .qd = 1, .bs = 4096 },
+	    { .ns = 2, .qd = 1, .bs = 4096 }, { .ns = 3, .qd = 1, .bs = 4096 },
+	    { .ns = 4, .qd = 1, .bs = 4096 }, { .ns = 5, .qd = 1, .bs = 4096 },
+	    { .ns = 6, .qd = 1, .bs = 4096 }, { .ns = 7, .qd = 1, .bs = 4096 } },
+	  0, 0 },
+	{ "mixed", "both 0.5 ms + 400 Mbit/s; 4k QD8 + 128k QD8",
+	  2, { RATE(500 * US, 400), RATE(500 * US, 400) }, 1, 2,
+	  { JOB(8, 4096), JOB(8, 131072) }, 0, 0 },
+	{ "randrw", "4k 70/30 QD16; 0.25 ms + 100 us (write 400 us) x 4 servers each",
+	  2, { { .delay_ns = 250 * US, .svc_ns = 100 * US, .servers = 4,
+		 .write_x100 = 400 },
+	       { .delay_ns = 250 * US, .svc_ns = 100 * US, .servers = 4,
+		 .write_x100 = 400 } }, 1, 1,
+	  { { .qd = 16, .bs = 4096, .write_pct = 30 } }, 0, 0 },
+	{ "jitter", "0.1 ms + 400 us x 8 each; path 2 sd 150 us, 1/1000 +20 ms; 4k QD16",
+	  2, { DEV(100 * US, 400 * US, 8),
+	       { .delay_ns = 100 * US, .svc_ns = 400 * US, .servers = 8,
+		 .dist = D_NORMAL, .spread_ns = 150 * US,
+		 .outlier_every = 1000, .outlier_ns = 20 * MS } }, 1, 1,
+	  { JOB(16, 4096) }, 0, 0 },
+	{ "bogus17", "as jitter, fixed; path 2: 1/20000 samples read 17 s; 4k QD16",
+	  2, { DEV(100 * US, 400 * US, 8),
+	       { .delay_ns = 100 * US, .svc_ns = 400 * US, .servers = 8,
+		 .outlier_every = 20000, .outlier_ns = NLAT_LAT_MAX_NS,
+		 .outlier_bogus = true } }, 1, 1,
+	  { JOB(16, 4096) }, 0, 0 },
+	{ "flip", "path 1 0.5/10.5 ms, path 2 10.5/0.5 ms, swapping every 2 s; 4k QD16",
+	  2, { { .delay_ns = 500 * US, .sched = S_FLIP, .sched_ns = 2 * SEC,
+		 .alt_delay_ns = 10500 * US },
+	       { .delay_ns = 10500 * US, .sched = S_FLIP, .sched_ns = 2 * SEC,
+		 .alt_delay_ns = 500 * US } }, 1, 1,
+	  { JOB(16, 4096) }, 0, F_FLIP },
+	{ "step", "both 0.5 ms; path 1 +20 ms from 5 s; 4k QD16",
+	  2, { { .delay_ns = 500 * US, .sched = S_STEP, .sched_ns = 5 * SEC,
+		 .alt_delay_ns = 20500 * US }, DLY(500 * US) }, 1, 1,
+	  { JOB(16, 4096) }, 1, F_STEP },
+	{ "restore", "both 0.5 ms; path 1 +2 ms from 3 s to 6 s; 4k QD16",
+	  2, { { .delay_ns = 500 * US, .sched = S_PULSE, .sched_ns = 3 * SEC,
+		 .sched_end_ns = 6 * SEC, .alt_delay_ns = 2500 * US },
+	       DLY(500 * US) }, 1, 1, { JOB(16, 4096) }, 1, F_RESTORE },
+	{ "restore-dev", "0.1 ms + 400 us x 8 each; path 1 +2 ms from 3 s to 6 s; 4k QD16",
+	  2, { { .delay_ns = 100 * US, .svc_ns = 400 * US, .servers = 8,
+		 .sched = S_PULSE, .sched_ns = 3 * SEC,
+		 .sched_end_ns = 6 * SEC, .alt_delay_ns = 2100 * US },
+	       DEV(100 * US, 400 * US, 8) }, 1, 1, { JOB(16, 4096) }, 1,
+	  F_RESTORE },
+	{ "one-path", "one path, CPU-bound stand-in: 20 us x 1 server; 4k QD16",
+	  1, { DEV(0, 20 * US, 1) }, 1, 1, { JOB(16, 4096) }, 0, 0 },
+};
+
+const unsigned int nr_scenarios = sizeof(scenarios) / sizeof(scenarios[0]);
+
+const struct scen *scen_find(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr_scenarios; i++)
+		if (!strcmp(scenarios[i].name, name))
+			return &scenarios[i];
+	return NULL;
+}

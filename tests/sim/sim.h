@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * nlat-sim: shared types.  The tracker state below mirrors struct
+ * nlat_queue, nlat_cell and nlat_group of src/nodelat/blk-nodelat.c; the
+ * math is the kernel's own (nlat-math.h, blk-nodelat.h,
+ * nvme-latency-cost.h), compiled through the unit tests' shim.
+ */
+#ifndef _NLAT_SIM_H
+#define _NLAT_SIM_H
+
+#include <stdio.h>
+#include <string.h>
+
+#include "nlat-math.h"
+#include "blk-nodelat.h"
+#include "nvme-latency-cost.h"
+
+#define US		1000ULL
+#define MS		1000000ULL
+#define SEC		1000000000ULL
+#define MAXP		4	/* paths (controllers) */
+#define MAXNS		8	/* namespaces */
+#define MAXNODES	2
+#define MAXJOBS		8
+#define MAXSRV		64	/* parallel servers per path */
+#define MAXSLOTS	256	/* I/Os in flight, all jobs */
+#define BIN_NS		(100 * MS)	/* share-over-time bins */
+#define MAXBINS		1000
+#define BOOT_NS		(60 * SEC)	/* sim clock at t = 0: clocks never read 0 */
+
+/* ---- scenario description ---- */
+
+enum dist { D_FIXED, D_UNIFORM, D_NORMAL };
+enum sched { S_NONE, S_STEP, S_FLIP, S_PULSE };
+
+struct path_cfg {
+	u64		delay_ns;	/* pure delay (netem delay): no concurrency limit */
+	enum sched	sched;		/* delay schedule */
+	u64		sched_ns;	/* S_STEP: time of the step; S_FLIP: period */
+	u64		sched_end_ns;	/* S_PULSE: alt delay from sched_ns to this */
+	u64		alt_delay_ns;	/* delay after the step / in odd periods */
+	unsigned int	servers;	/* device concurrency; 0: unlimited */
+	u64		svc_ns;		/* service time (mean) */
+	enum dist	dist;
+	u64		spread_ns;	/* D_UNIFORM: half width; D_NORMAL: sd */
+	unsigned int	write_x100;	/* write service time, % of svc_ns (0: 100) */
+	u64		rate_Bps;	/* link bytes/s, FIFO (netem rate); 0: none */
+	unsigned int	outlier_every;	/* 1 in N I/Os is an outlier; 0: none */
+	u64		outlier_ns;	/* ... this much later */
+	bool		outlier_bogus;	/* ... or only its sample reads outlier_ns */
+};
+
+struct job_cfg {
+	unsigned int	node;
+	unsigned int	ns;
+	unsigned int	qd;
+	unsigned int	bs;
+	unsigned int	write_pct;
+};
+
+#define F_ASYM		1	/* delay-asymmetric: also checked against fast-only */
+#define F_STEP		2	/* report the time until the share moves off path 1 at 5 s */
+#define F_FLIP		4	/* report the mean time to follow a flip */
+#define F_RESTORE	8	/* path 1 slowed then restored: its share back */
+
+struct scen {
+	const char	*name;
+	const char	*desc;
+	unsigned int	nr_paths;
+	struct path_cfg	path[MAXP];
+	unsigned int	nr_ns;
+	unsigned int	nr_jobs;
+	struct job_cfg	job[MAXJOBS];
+	unsigned int	fast;		/* the path fast-only uses */
+	unsigned int	flags;
+};
+
+extern const struct scen scenarios[];
+extern const unsigned int nr_scenarios;
+const struct scen *scen_find(const char *name);
+
+/* ---- latency rules (rules.c) ---- */
+
+enum cost_kind {
+	COST_KERNEL,	/* nvme_lat_cmp() of the header, nbar filled */
+	COST_NORM,	/* lat * (S + inflight) / (S + nbar * pct / 100) */
+	COST_SHARE,	/* lat * (share + inflight): no nbar */
+};
+
+struct rule {
+	char		name[64];
+	enum cost_kind	cost;
+	unsigned int	pct;		/* COST_NORM */
+	unsigned int	share;		/* COST_SHARE */
+	bool		v1;		/* the old tracker (rules.c) */
+	bool		rr;		/* deliberately bad: round robin */
+};
+
+int rule_parse(const char *spec, struct rule *r);
+bool rule_selftest(void);
+int rule_cmp(const struct rule *r, const struct nvme_lat_cand *a,
+	     const struct nvme_lat_cand *b);
+
+struct cell;
+bool v1_probe_due(const struct cell *c, u64 now, const struct nlat_params *p);
+
+/* ---- model state (model.c) ---- */
+
+/* One (queue, node, class): struct nlat_cell. */
+struct cell {
+	struct nlat_est	est;
+	u64		probe_ns;	/* last probe granted */
+	u64		sum, nr;	/* samples since the last fold (the per-CPU counters) */
+};
+
+/*
+ * Queues attached with one key: struct nlat_group.  The kernel rule keys
+ * by controller (nvme-core passes ns->ctrl); v1 had one per queue.
+ */
+struct grp {
+	unsigned int	inflight;
+	u64		done_ns;	/* last completion */
+	u64		busy_ns;	/* inflight went 0 -> 1 */
+	long		nbar;		/* sum of its queues' nbar */
+	u64		fold_ns;	/* last fold of any of them */
+};
+
+/* A path's request queue of one namespace: struct nlat_queue. */
+struct nq {
+	struct cell	cell[MAXNODES][NLAT_NR_CLASSES];
+	struct grp	*grp;
+	struct grp	own;		/* v1: the queue is its own group */
+	u32		nbar;		/* nlat_nbar_fold(), by the fold */
+	u64		fold_ns;	/* last fold */
+	u64		fold_at;	/* fold work queued for then; 0: not queued */
+	u64		probes;
+};
+
+/* A controller: the shared device, link and delay of a path. */
+struct ctrl {
+	u64		srv_free[MAXSRV];
+	u64		link_free;
+	unsigned int	nr_active;	/* in flight, all namespaces (upstream's nr_active) */
+	struct grp	grp;		/* the tracker's group of its queues */
+};
+
+struct io {
+	unsigned int	job, path, cls, node, ns;
+	unsigned int	bytes;
+	bool		write, probe, bogus, measured;
+	u64		submit;
+	u64		extra_ns;	/* outlier delay */
+};
+
+enum policy { POL_NUMA, POL_RR, POL_QD, POL_LAT, POL_FAST, NR_POL };
+extern const char *const policy_names[NR_POL];
+
+#define HBUCKETS	(256 + 40 * 128)
+
+struct result {
+	u64		ios, bytes, probes;
+	u64		per_path[MAXP];
+	double		secs;
+	double		iops, mibs, p50_us, p99_us, p999_us, probe_pct;
+	double		share[MAXP];
+	double		move_s;		/* F_STEP / F_FLIP; < 0: n/a or never */
+	unsigned int	nr_bins;
+	u64		bins[MAXBINS][MAXP];	/* I/O issued per path per BIN_NS */
+	u32		hist[HBUCKETS];
+};
+
+struct simcfg {
+	u64		warm_ns, run_ns;
+	u64		tick_ns;	/* coarse clock and timer tick (HZ); 0: exact */
+	u64		seed;
+	unsigned int	noise_pct;	/* every delay and service time +- this %, uniform */
+	struct nlat_params p;
+	struct rule	rule;
+};
+
+struct sim {
+	const struct scen	*sc;
+	const struct simcfg	*cfg;
+	enum policy		pol;
+	u64			rng;
+	u64			now;
+	struct nq		nq[MAXNS][MAXP];
+	struct ctrl		ctrl[MAXP];
+	unsigned int		rr_cur[MAXNS][MAXNODES];
+	struct io		io[MAXSLOTS];
+	struct result		*res;
+};
+
+void sim_run(const struct scen *sc, enum policy pol, const struct simcfg *cfg,
+	     struct result *res);
+
+/* The tracker's read() for one queue: nlat_read(). */
+void tracker_read(struct sim *s, struct nq *q, unsigned int node,
+		  unsigned int cls, bool may_probe, struct nlat_view *v);
+
+/* policies.c */
+unsigned int policy_pick(struct sim *s, struct io *io);
+
+#endif /* _NLAT_SIM_H */
