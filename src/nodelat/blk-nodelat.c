@@ -81,9 +81,11 @@
  * In flight.  One atomic per group of queues, the user's key at attach
  * (nvme-core: the controller, as queue-depth's nr_active; a namespace's
  * own count would let many low-depth namespaces herd onto one path):
- * +1 in issue, -1 in requeue, end_error or done.  RQF_STATS marks a
- * counted request: blk_mq_start_request() sets it just before calling our
- * issue hook, and we clear it when uncounting.  That makes requeue (also
+ * +1 in issue, -1 in requeue, end_error or done.  read() adds the
+ * group's requests made but not started (track hook, taken back in issue:
+ * nlat_queued_inc()), so a plugged batch spreads as it is routed.
+ * RQF_STATS marks a counted request: blk_mq_start_request() sets it just
+ * before calling our issue hook, and we clear it when uncounting.  That makes requeue (also
  * called for requests never started) and done (called twice for the data
  * request of a flush sequence: before its ->end_io, and when the sequence
  * ends it) count once.  Clearing it after __blk_mq_end_request_acct() also
@@ -237,6 +239,7 @@ struct nlat_group {
 	unsigned int		refs;		/* under nlat_group_lock */
 	struct rcu_head		rcu;
 	atomic_t		inflight ____cacheline_aligned_in_smp;
+	atomic64_t		queued;		/* made, not started: nlat-math.h */
 	u64			done_ns;	/* last completion, ktime_get_ns() */
 	u64			busy_ns;	/* inflight went 0 -> 1 */
 	atomic_long_t		nbar;		/* sum of its queues' nbar */
@@ -438,11 +441,34 @@ static void nlat_uncount(struct nlat_queue *nq, struct request *rq)
 	atomic_dec(&nq->grp->inflight);
 }
 
+/* Track and issue: the group's queued count, on the in-flight line. */
+static void nlat_queued_add(struct nlat_group *grp, bool inc)
+{
+	u64 tick = jiffies, new;
+	s64 old = atomic64_read(&grp->queued);
+
+	do {
+		new = inc ? nlat_queued_inc(old, tick) : nlat_queued_dec(old, tick);
+		if (new == (u64)old)
+			return;
+	} while (!atomic64_try_cmpxchg(&grp->queued, &old, new));
+}
+
+/* A bio got a new request (not a merge): it is routed, not yet started. */
+static void nlat_rqos_track(struct rq_qos *rqos, struct request *rq,
+			    struct bio *bio)
+{
+	nlat_queued_add(nlat_rqos_to_nq(rqos)->grp, true);
+}
+
 static void nlat_rqos_issue(struct rq_qos *rqos, struct request *rq)
 {
 	struct nlat_group *grp = nlat_rqos_to_nq(rqos)->grp;
 
-	if (nlat_rq_counted(rq) && atomic_inc_return(&grp->inflight) == 1)
+	if (!nlat_rq_counted(rq))
+		return;
+	nlat_queued_add(grp, false);
+	if (atomic_inc_return(&grp->inflight) == 1)
 		WRITE_ONCE(grp->busy_ns, ktime_get_ns());
 }
 
@@ -683,6 +709,7 @@ static void nlat_rqos_exit(struct rq_qos *rqos)
 }
 
 static const struct rq_qos_ops nlat_rqos_ops = {
+	.track		= nlat_rqos_track,
 	.issue		= nlat_rqos_issue,
 	.requeue	= nlat_rqos_requeue,
 	.done		= nlat_rqos_done,
@@ -796,6 +823,7 @@ static bool nlat_read(struct request_queue *q, int node, unsigned int cls,
 	struct nlat_queue *nq;
 	struct nlat_cell *c;
 	u64 ewma, upd, probe, now, since;
+	u32 started;
 
 	memset(v, 0, sizeof(*v));
 	if ((unsigned int)node >= nr_node_ids)
@@ -815,14 +843,17 @@ static bool nlat_read(struct request_queue *q, int node, unsigned int cls,
 	upd = READ_ONCE(c->est.upd_ns);
 	probe = READ_ONCE(c->probe_ns);
 	v->lat_ns = nlat_ewma_ns(ewma);
-	v->inflight = max(atomic_read(&nq->grp->inflight), 0);
+	started = max(atomic_read(&nq->grp->inflight), 0);
 
 	nlat_params_get(&p);
 	/* one coarse clock: its lag behind done_ns only shortens a wait */
 	now = nlat_now();
 	since = max(READ_ONCE(nq->grp->done_ns), READ_ONCE(nq->grp->busy_ns));
-	v->lat_ns = nlat_waited_lat(v->lat_ns, v->inflight, since, now, &p);
-	v->stalled = nlat_stalled(v->inflight, since, now, &p);
+	/* only what was started can keep us waiting */
+	v->lat_ns = nlat_waited_lat(v->lat_ns, started, since, now, &p);
+	v->stalled = nlat_stalled(started, since, now, &p);
+	v->inflight = started + nlat_queued_nr(atomic64_read(&nq->grp->queued),
+					       jiffies);
 	/* nothing folded for a stale interval: that load is not the present */
 	if ((s64)(now - READ_ONCE(nq->grp->fold_ns)) <
 	    (s64)(p.stale_windows * p.window_ns))

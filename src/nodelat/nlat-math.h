@@ -323,4 +323,42 @@ static inline bool nlat_fold(struct nlat_est *e, u64 sum_ns, u64 nr, u64 now,
 	return true;
 }
 
+/*
+ * Requests made on a group and not started yet.  A plugged batch (one
+ * io_submit(), one io_uring submission) is routed bio by bio before any
+ * of it reaches the issue hook, so the in-flight count alone sends all of
+ * it to one path.  Kept as (tick << NLAT_QUEUED_BITS) | count and read for
+ * the current tick only: a request made and never started (an empty flush
+ * the flush machinery ends at once, one freed on error) is forgotten
+ * within a tick, and a start that was never counted (a requeued request,
+ * a flush sequence's own) does not drive it below 0.
+ */
+#define NLAT_QUEUED_BITS	16
+#define NLAT_QUEUED_MASK	((1ULL << NLAT_QUEUED_BITS) - 1)
+
+static inline u64 nlat_queued_inc(u64 v, u64 tick)
+{
+	u64 t = tick << NLAT_QUEUED_BITS;
+
+	if ((v & ~NLAT_QUEUED_MASK) != t)
+		return t | 1;
+	return (v & NLAT_QUEUED_MASK) == NLAT_QUEUED_MASK ? v : v + 1;
+}
+
+/* Returns @v itself when there is nothing to take back. */
+static inline u64 nlat_queued_dec(u64 v, u64 tick)
+{
+	if ((v & ~NLAT_QUEUED_MASK) != tick << NLAT_QUEUED_BITS ||
+	    !(v & NLAT_QUEUED_MASK))
+		return v;
+	return v - 1;
+}
+
+static inline u32 nlat_queued_nr(u64 v, u64 tick)
+{
+	if ((v & ~NLAT_QUEUED_MASK) != tick << NLAT_QUEUED_BITS)
+		return 0;
+	return v & NLAT_QUEUED_MASK;
+}
+
 #endif /* _NLAT_MATH_H */
