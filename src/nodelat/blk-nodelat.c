@@ -85,10 +85,10 @@
  * group's requests made but not started (track hook, taken back in issue:
  * nlat_queued_inc()), so a plugged batch spreads as it is routed.
  * RQF_STATS marks a counted request: blk_mq_start_request() sets it just
- * before calling our issue hook, and we clear it when uncounting.  That makes requeue (also
- * called for requests never started) and done (called twice for the data
- * request of a flush sequence: before its ->end_io, and when the sequence
- * ends it) count once.  Clearing it after __blk_mq_end_request_acct() also
+ * before calling our issue hook, and we clear it when uncounting.  That
+ * makes requeue (also called for requests never started) and done (called
+ * twice for the data request of a flush sequence: before its ->end_io,
+ * and when the sequence ends it) count once.  Clearing it after __blk_mq_end_request_acct() also
  * keeps blk-stat from adding that second end.  Passthrough is counted
  * where the block core starts it with RQF_STATS (6.1; 6.12 and 7.2 call
  * no rq_qos hook for it, and nvme-core counts it itself), never sampled.

@@ -336,29 +336,27 @@ static inline bool nlat_fold(struct nlat_est *e, u64 sum_ns, u64 nr, u64 now,
 #define NLAT_QUEUED_BITS	16
 #define NLAT_QUEUED_MASK	((1ULL << NLAT_QUEUED_BITS) - 1)
 
-static inline u64 nlat_queued_inc(u64 v, u64 tick)
-{
-	u64 t = tick << NLAT_QUEUED_BITS;
-
-	if ((v & ~NLAT_QUEUED_MASK) != t)
-		return t | 1;
-	return (v & NLAT_QUEUED_MASK) == NLAT_QUEUED_MASK ? v : v + 1;
-}
-
-/* Returns @v itself when there is nothing to take back. */
-static inline u64 nlat_queued_dec(u64 v, u64 tick)
-{
-	if ((v & ~NLAT_QUEUED_MASK) != tick << NLAT_QUEUED_BITS ||
-	    !(v & NLAT_QUEUED_MASK))
-		return v;
-	return v - 1;
-}
-
+/* The count of @v if it is of @tick, else 0. */
 static inline u32 nlat_queued_nr(u64 v, u64 tick)
 {
 	if ((v & ~NLAT_QUEUED_MASK) != tick << NLAT_QUEUED_BITS)
 		return 0;
 	return v & NLAT_QUEUED_MASK;
+}
+
+static inline u64 nlat_queued_inc(u64 v, u64 tick)
+{
+	u32 nr = nlat_queued_nr(v, tick);
+
+	if (!nr)
+		return tick << NLAT_QUEUED_BITS | 1;
+	return nr == NLAT_QUEUED_MASK ? v : v + 1;
+}
+
+/* Returns @v itself when there is nothing to take back. */
+static inline u64 nlat_queued_dec(u64 v, u64 tick)
+{
+	return nlat_queued_nr(v, tick) ? v - 1 : v;
 }
 
 #endif /* _NLAT_MATH_H */
