@@ -5,7 +5,8 @@
  * A loadable rq_qos policy.  For each queue a user attaches (nvme-core's
  * "latency" iopolicy), it estimates, per NUMA node of the submitting CPU
  * (cpu_to_node(rq->mq_ctx->cpu)) and per I/O class (nlat_io_class(): read
- * or write, and size),
+ * or write, and the size of the bio the path was chosen for, not of the
+ * request it grew into by merging: nlat_rq_size()),
  * the latency of reads and writes from blk_mq_start_request() (which sets
  * rq->io_start_time_ns while QUEUE_FLAG_STATS is on: we hold it while
  * attached) to our rq_qos done hook.  It also counts the queue's requests
@@ -94,6 +95,12 @@
  * no rq_qos hook for it, and nvme-core counts it itself), never sampled.
  * Attach and detach link and unlink us with the queue frozen, so no
  * request straddles them.
+ *
+ * Size.  Requests grow by merging (a plugged run of 4k reads becomes one
+ * 128k request), while the path was chosen per bio: filed by the
+ * request's size, the 4k cells would starve.  issue notes the class of
+ * the request's first bio, the one routed, in a byte per driver tag
+ * (nr_hw_queues x queue_depth bytes a queue), which done reads back.
  *
  * Lifetime.  Trackers are found by request_queue in nlat_hash: under RCU
  * by read(), under q->rq_qos_mutex by attach and detach; they are freed
@@ -260,6 +267,9 @@ struct nlat_queue {
 	u32			nbar;		/* nlat_nbar_fold(), by the fold */
 	u64			fold_ns;	/* last fold; the fold's only */
 	atomic_long_t		probes;		/* probes granted, ever */
+	u8			*tag_size;	/* [hctx][tag]: nlat_rq_size() */
+	unsigned int		tag_hctxs;
+	unsigned int		tag_depth;
 	struct nlat_cell	cells[] ____cacheline_aligned_in_smp;
 };
 
@@ -400,11 +410,19 @@ static struct nlat_queue *nlat_alloc(struct request_queue *q)
 	nq->new_grp = kzalloc_node(sizeof(*nq->new_grp), GFP_KERNEL, q->node);
 	if (!nq->new_grp)
 		goto free_cpus;
+	nq->tag_hctxs = q->tag_set->nr_hw_queues;
+	nq->tag_depth = q->tag_set->queue_depth;
+	nq->tag_size = kvzalloc_node(array_size(nq->tag_hctxs, nq->tag_depth),
+				     GFP_KERNEL, q->node);
+	if (!nq->tag_size)
+		goto free_grp;
 	nq->q = q;
 	nq->nr_cells = nr_cells;
 	INIT_DELAYED_WORK(&nq->fold_work, nlat_fold_work);
 	return nq;
 
+free_grp:
+	kfree(nq->new_grp);
 free_cpus:
 	free_cpumask_var(nq->cpus);
 free_acc:
@@ -418,6 +436,7 @@ put_module:
 
 static void nlat_free(struct nlat_queue *nq)
 {
+	kvfree(nq->tag_size);
 	kfree(nq->new_grp);
 	free_cpumask_var(nq->cpus);
 	free_percpu(nq->acc);
@@ -454,6 +473,46 @@ static void nlat_queued_add(struct nlat_group *grp, bool inc)
 	} while (!atomic64_try_cmpxchg(&grp->queued, &old, new));
 }
 
+/*
+ * The size class a request's latency is filed under: its first bio's, the
+ * one the path was chosen for (the rest merged into it).  issue notes it
+ * by driver tag, which done still holds; the merged size where the tag
+ * falls outside the table (hardware queues added since attach).
+ */
+static u8 *nlat_tag_slot(struct nlat_queue *nq, struct request *rq)
+{
+	unsigned int h = rq->mq_hctx->queue_num;
+
+	if (h >= nq->tag_hctxs || rq->tag < 0 || rq->tag >= nq->tag_depth)
+		return NULL;
+	return &nq->tag_size[h * nq->tag_depth + rq->tag];
+}
+
+static bool nlat_rq_sampled(struct request *rq)
+{
+	return req_op(rq) == REQ_OP_READ || req_op(rq) == REQ_OP_WRITE;
+}
+
+static void nlat_rq_size_note(struct nlat_queue *nq, struct request *rq)
+{
+	u8 *slot = nlat_tag_slot(nq, rq);
+
+	if (slot)
+		WRITE_ONCE(*slot, nlat_size_class(rq->bio ?
+			   rq->bio->bi_iter.bi_size : blk_rq_bytes(rq)));
+}
+
+/* Issue wrote the slot before the driver saw the request. */
+static unsigned int nlat_rq_size(struct nlat_queue *nq, struct request *rq)
+{
+	u8 *slot = nlat_tag_slot(nq, rq);
+
+	if (slot)
+		return READ_ONCE(*slot);
+	return nlat_size_class(min_t(u64, (u64)blk_rq_stats_sectors(rq) <<
+					   SECTOR_SHIFT, UINT_MAX));
+}
+
 /* A bio got a new request (not a merge): it is routed, not yet started. */
 static void nlat_rqos_track(struct rq_qos *rqos, struct request *rq,
 			    struct bio *bio)
@@ -467,6 +526,8 @@ static void nlat_rqos_issue(struct rq_qos *rqos, struct request *rq)
 
 	if (!nlat_rq_counted(rq))
 		return;
+	if (nlat_rq_sampled(rq))
+		nlat_rq_size_note(nlat_rqos_to_nq(rqos), rq);
 	nlat_queued_add(grp, false);
 	if (atomic_inc_return(&grp->inflight) == 1)
 		WRITE_ONCE(grp->busy_ns, ktime_get_ns());
@@ -482,7 +543,7 @@ static void nlat_rqos_requeue(struct rq_qos *rqos, struct request *rq)
 static void nlat_rqos_done(struct rq_qos *rqos, struct request *rq)
 {
 	struct nlat_queue *nq = nlat_rqos_to_nq(rqos);
-	u64 start = rq->io_start_time_ns, now, bytes, lat;
+	u64 start = rq->io_start_time_ns, now, lat;
 	unsigned long flags;
 	unsigned int i;
 
@@ -492,13 +553,12 @@ static void nlat_rqos_done(struct rq_qos *rqos, struct request *rq)
 	now = ktime_get_ns();
 	/* on the line the uncount just wrote */
 	WRITE_ONCE(nq->grp->done_ns, now);
-	if (req_op(rq) != REQ_OP_READ && req_op(rq) != REQ_OP_WRITE)
+	if (!nlat_rq_sampled(rq))
 		return;
 
-	bytes = (u64)blk_rq_stats_sectors(rq) << SECTOR_SHIFT;
 	i = nlat_cell_idx(cpu_to_node(rq->mq_ctx->cpu),
-			  nlat_io_class(req_op(rq) == REQ_OP_READ,
-					min_t(u64, bytes, UINT_MAX)));
+			  nlat_rw_class(req_op(rq) == REQ_OP_READ,
+					nlat_rq_size(nq, rq)));
 	/* the cell's line is read-mostly: only folds and probes write it */
 	lat = nlat_bound_lat(nlat_clamp_lat(now > start ? now - start : 0),
 			     READ_ONCE(nq->cells[i].est.ewma));

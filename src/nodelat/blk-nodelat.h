@@ -35,9 +35,14 @@ static inline unsigned int nlat_size_class(unsigned int bytes)
 	return 3;
 }
 
+static inline unsigned int nlat_rw_class(bool read, unsigned int size_class)
+{
+	return size_class + (read ? 0 : NLAT_NR_SIZES);
+}
+
 static inline unsigned int nlat_io_class(bool read, unsigned int bytes)
 {
-	return nlat_size_class(bytes) + (read ? 0 : NLAT_NR_SIZES);
+	return nlat_rw_class(read, nlat_size_class(bytes));
 }
 
 /* Mean requests in flight, in 1/NLAT_NBAR_ONE units (nlat_view.nbar). */
