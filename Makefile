@@ -6,7 +6,7 @@
 #   make demo                 show the latency policy at work in the VM lab
 #   make check                unit tests, then build and VM tests on each
 #                             Debian series, package tests on bookworm and
-#                             sid (installs what it needs);
+#                             sid beside them (installs what it needs);
 #                             SUITES="trixie" for one of them;
 #                             KERNEL=debug: the VM scenarios on the lab's
 #                             lockdep/KASAN/kmemleak kernel
