@@ -4,9 +4,10 @@
 #
 #   make modules [KVER=<release>] [KSRC=<tree or tarball>]  build into out/KVER/
 #   make demo                 show the latency policy at work in the VM lab
-#   make check                unit tests, then build and VM tests on each
-#                             Debian series, package tests on bookworm and
-#                             sid beside them (installs what it needs);
+#   make check                unit tests, then build tests on each Debian
+#                             series, VM tests on bookworm and sid,
+#                             package tests on bookworm (installs what it
+#                             needs);
 #                             SUITES="trixie" for one of them;
 #                             KERNEL=debug: the VM scenarios on the lab's
 #                             lockdep/KASAN/kmemleak kernel
@@ -14,7 +15,8 @@
 #                             (LONG=1) the switch storms and the stress
 #                             (nvme/017, 019, 030), the two-release kernel
 #                             and package upgrade cycle (pkg/010); trixie's
-#                             package tests
+#                             VM scenarios, trixie's and sid's package
+#                             tests
 #   make bench                policy comparison table in the VM lab
 #   make sim                  the policy simulator's grid (tests/sim)
 #   make blktests             upstream blktests' nvme group, stock nvme-core
@@ -28,8 +30,8 @@
 KVER	?= $(shell uname -r)
 KSRC	?=
 SUITE	?= bookworm
-# empty: each runner's own default (tests/run: all three series, package
-# tests on bookworm and sid)
+# empty: each runner's own default (tests/run: all three series, VM
+# scenarios on bookworm and sid, package tests on bookworm)
 SUITES	?=
 KERNEL	?= distro
 
