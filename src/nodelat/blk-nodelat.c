@@ -66,6 +66,14 @@
  * the transport notices.  The time of the last completion is stored on
  * the in-flight line that every I/O writes anyway.
  *
+ * Unproven.  Neither state can see a path that died while idle: the
+ * first burst after idle would split over it by stale estimates.  A
+ * quiet group (no completion for stale_windows windows) that is given
+ * I/O reads unproven until it answers, and gets no probe: the user sends
+ * it nothing more meanwhile, and may hold I/O while every candidate is
+ * unproven.  The completion that ends a quiet spell calls the user's
+ * waker (blk_nodelat_wake_ops) to resubmit what it held.
+ *
  * Defaults.  window_usec 50000: 20 folds a second, enough samples per
  * window from a few hundred IOPS.  history_pct 75: 90% of a latency step
  * is absorbed in 8 windows (0.4 s), well within the 2 s in which traffic
@@ -302,12 +310,43 @@ static inline u64 nlat_now(void)
 	return ktime_get_coarse_ns();
 }
 
-static void nlat_params_get(struct nlat_params *p)
+static const struct nlat_params *nlat_params_get(struct nlat_params *p)
 {
 	p->window_ns = (u64)READ_ONCE(nlat_window_usec) * NSEC_PER_USEC;
 	p->hist_w = nlat_pct_to_w(READ_ONCE(nlat_history_pct));
 	p->min_samples = READ_ONCE(nlat_min_samples);
 	p->stale_windows = READ_ONCE(nlat_stale_windows);
+	return p;
+}
+
+/* The user's waker (blk_nodelat_wake_ops); called under RCU. */
+static const struct blk_nodelat_waker __rcu *nlat_waker;
+static DEFINE_MUTEX(nlat_waker_mutex);
+
+/* A completion ended @grp's quiet spell; its done_ns is written. */
+static void nlat_answered(struct nlat_group *grp)
+{
+	const struct blk_nodelat_waker *w;
+
+	/*
+	 * done_ns before the user's look for held I/O: its holder marks
+	 * that, then reads done_ns (blk_nodelat_waker), so one sees the other.
+	 */
+	smp_mb();
+	rcu_read_lock();
+	w = rcu_dereference(nlat_waker);
+	if (w)
+		w->answered(grp->key);
+	rcu_read_unlock();
+}
+
+static void nlat_set_waker(const struct blk_nodelat_waker *w)
+{
+	mutex_lock(&nlat_waker_mutex);
+	rcu_assign_pointer(nlat_waker, w);
+	mutex_unlock(&nlat_waker_mutex);
+	/* completions calling the old one */
+	synchronize_rcu();
 }
 
 static inline unsigned int nlat_cell_idx(int node, unsigned int cls)
@@ -543,7 +582,8 @@ static void nlat_rqos_requeue(struct rq_qos *rqos, struct request *rq)
 static void nlat_rqos_done(struct rq_qos *rqos, struct request *rq)
 {
 	struct nlat_queue *nq = nlat_rqos_to_nq(rqos);
-	u64 start = rq->io_start_time_ns, now, lat;
+	u64 start = rq->io_start_time_ns, now, prev, lat;
+	struct nlat_params p;
 	unsigned long flags;
 	unsigned int i;
 
@@ -552,7 +592,10 @@ static void nlat_rqos_done(struct rq_qos *rqos, struct request *rq)
 	nlat_uncount(nq, rq);
 	now = ktime_get_ns();
 	/* on the line the uncount just wrote */
+	prev = READ_ONCE(nq->grp->done_ns);
 	WRITE_ONCE(nq->grp->done_ns, now);
+	if (unlikely(nlat_unproven(true, prev, now, nlat_params_get(&p))))
+		nlat_answered(nq->grp);
 	if (!nlat_rq_sampled(rq))
 		return;
 
@@ -882,8 +925,9 @@ static bool nlat_read(struct request_queue *q, int node, unsigned int cls,
 	struct nlat_params p;
 	struct nlat_queue *nq;
 	struct nlat_cell *c;
-	u64 ewma, upd, probe, now, since;
+	u64 ewma, upd, probe, now, since, queued;
 	u32 started;
+	bool busy;
 
 	memset(v, 0, sizeof(*v));
 	if ((unsigned int)node >= nr_node_ids)
@@ -912,14 +956,19 @@ static bool nlat_read(struct request_queue *q, int node, unsigned int cls,
 	/* only what was started can keep us waiting */
 	v->lat_ns = nlat_waited_lat(v->lat_ns, started, since, now, &p);
 	v->stalled = nlat_stalled(started, since, now, &p);
-	v->inflight = started + nlat_queued_nr(atomic64_read(&nq->grp->queued),
-					       jiffies);
+	queued = atomic64_read(&nq->grp->queued);
+	v->inflight = started + nlat_queued_nr(queued, jiffies);
+	busy = started || nlat_queued_age(queued, jiffies) <=
+			  usecs_to_jiffies(READ_ONCE(nlat_window_usec));
+	v->unproven = nlat_unproven(busy, READ_ONCE(nq->grp->done_ns), now,
+				    &p);
 	/* nothing folded for a stale interval: that load is not the present */
 	if ((s64)(now - READ_ONCE(nq->grp->fold_ns)) <
 	    (s64)(p.stale_windows * p.window_ns))
 		v->nbar = clamp_val(atomic_long_read(&nq->grp->nbar), 0,
 				    NLAT_NBAR_MAX);
-	if (may_probe && !v->stalled &&
+	/* unproven: the one I/O it has is the probe */
+	if (may_probe && !v->stalled && !v->unproven &&
 	    nlat_probe_due(ewma, upd, READ_ONCE(c->est.backoff), probe, now,
 			   &p))
 		v->probe = cmpxchg64(&c->probe_ns, probe, now) == probe;
@@ -985,6 +1034,11 @@ const struct blk_nodelat_ops blk_nodelat_ops = {
 	.end_error	= nlat_end_error,
 };
 EXPORT_SYMBOL_GPL(blk_nodelat_ops);
+
+const struct blk_nodelat_wake_ops blk_nodelat_wake_ops = {
+	.set_waker	= nlat_set_waker,
+};
+EXPORT_SYMBOL_GPL(blk_nodelat_wake_ops);
 
 static int __init nlat_init(void)
 {

@@ -57,6 +57,7 @@ struct nlat_view {
 	u32	nbar;		/* group's mean in flight, 1/NLAT_NBAR_ONE */
 	bool	probe;		/* no fresh data: caller was granted a probe */
 	bool	stalled;	/* in flight, yet nothing completed for a while */
+	bool	unproven;	/* quiet, then given I/O: not answered since */
 };
 
 struct request;
@@ -131,5 +132,28 @@ struct blk_nodelat_info_ops {
 };
 
 extern const struct blk_nodelat_info_ops blk_nodelat_info_ops;
+
+/*
+ * The user's waker, added after blk_nodelat_info_ops (a symbol of its own
+ * for the same reason).  A group turns unproven when it gets I/O after
+ * it was quiet (no completion for stale_windows windows, or ever): it may
+ * have died idle, so a user sends it nothing more until it answers, and
+ * may hold I/O while all its candidates are unproven.  @answered is then
+ * called, from completion context (must not sleep), by the completion
+ * that ends such a quiet spell, after the group's state reads answered.
+ */
+struct blk_nodelat_waker {
+	void	(*answered)(const void *group);
+};
+
+struct blk_nodelat_wake_ops {
+	/*
+	 * Install @w (NULL: none; one user at a time).  May sleep: returns
+	 * once no completion still calls the waker it replaced.
+	 */
+	void	(*set_waker)(const struct blk_nodelat_waker *w);
+};
+
+extern const struct blk_nodelat_wake_ops blk_nodelat_wake_ops;
 
 #endif /* _BLK_NODELAT_H */

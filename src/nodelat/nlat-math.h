@@ -246,6 +246,25 @@ static inline bool nlat_stalled(u32 inflight, u64 since, u64 now,
 }
 
 /*
+ * Quiet: no completion for stale_windows windows (@done: the last one,
+ * 0 if none ever).  A quiet queue that is given I/O is unproven until it
+ * answers: it may have died while idle, which nothing else can tell yet.
+ * @busy: requests in flight, or made within the last window (a plugged
+ * batch is routed before any of it starts).
+ */
+static inline bool nlat_unproven(bool busy, u64 done, u64 now,
+				 const struct nlat_params *p)
+{
+	if (!busy)
+		return false;
+	if (!done)
+		return true;
+	if ((s64)(now - done) <= 0)
+		return false;
+	return now - done >= (u64)p->stale_windows * p->window_ns;
+}
+
+/*
  * Is a probe to be granted?  @probe_ns is the clock of the last probe
  * granted for this cell, 0 if none; @backoff the cell's est.backoff.  A
  * cell without an estimate is probed once per window.  One with an
@@ -351,6 +370,14 @@ static inline u64 nlat_queued_inc(u64 v, u64 tick)
 	if (!nr)
 		return tick << NLAT_QUEUED_BITS | 1;
 	return nr == NLAT_QUEUED_MASK ? v : v + 1;
+}
+
+/* Ticks since a request was last made (mod 2^48); ~0 if never. */
+static inline u64 nlat_queued_age(u64 v, u64 tick)
+{
+	if (!v)
+		return ~0ULL;
+	return (tick - (v >> NLAT_QUEUED_BITS)) & (~0ULL >> NLAT_QUEUED_BITS);
 }
 
 /* Returns @v itself when there is nothing to take back. */

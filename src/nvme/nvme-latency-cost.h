@@ -43,6 +43,7 @@ struct nvme_lat_cand {
 	u32	inflight;	/* requests in flight on its controller */
 	u32	nbar;		/* mean in flight measured, 1/NLAT_NBAR_ONE */
 	bool	stalled;	/* in flight, nothing completing */
+	bool	unproven;	/* given I/O after a quiet spell, no answer yet */
 };
 
 static inline u64 nvme_lat_cost(const struct nvme_lat_cand *c)
@@ -62,7 +63,9 @@ static inline u64 nvme_lat_cost(const struct nvme_lat_cand *c)
  *
  * Returns < 0 if @a is the better path, > 0 if @b is, 0 if they are equal.
  * A path that answers beats a stalled one, whatever their estimates (a
- * stalled path's estimate is from before it stopped answering); then a
+ * stalled path's estimate is from before it stopped answering), then an
+ * unproven one (it may have died idle: its first I/O after a quiet spell
+ * has not answered yet; the caller holds I/O when every path is); then a
  * path with an estimate beats one without (a path without data only gets
  * I/O as a probe, granted by the tracker, not here); two paths with
  * estimates compare by cost, then by fewer in-flight requests; two paths
@@ -75,6 +78,8 @@ static inline int nvme_lat_cmp(const struct nvme_lat_cand *a,
 
 	if (a->stalled != b->stalled)
 		return a->stalled ? 1 : -1;
+	if (a->unproven != b->unproven)
+		return a->unproven ? 1 : -1;
 	if (!a->lat_ns != !b->lat_ns)
 		return a->lat_ns ? -1 : 1;
 	if (a->lat_ns) {

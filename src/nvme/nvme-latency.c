@@ -16,9 +16,13 @@
  * missing or stale is granted probe I/Os by the tracker, one per node and
  * stale interval (twice as long while probes find it unchanged), so a path
  * that was slow is measured again; a path that stalls (requests in flight,
- * none completing) loses to any path that answers.  The choice is never
- * cached: it is made per I/O from per-path numbers that the completion
- * side updates once per window.
+ * none completing) loses to any path that answers.  So does one given
+ * I/O after a quiet spell and not answering yet (unproven: it may have
+ * died idle); when every candidate is, the bio waits on the head's
+ * requeue list until one answers (the tracker's waker kicks the lists),
+ * so a dead path parks one I/O, not its share of a burst.  The choice is
+ * never cached: it is made per I/O from per-path numbers that the
+ * completion side updates once per window.
  *
  * The tracker lives in blk-nodelat.ko and its state hangs off each path's
  * request queue, so no nvme structure changes and the CRCs of nvme-core's
@@ -71,6 +75,8 @@
 
 #define NVME_LAT_RETRY_MIN_SEC	1
 #define NVME_LAT_RETRY_MAX_SEC	10
+/* held I/O is routed again this often whatever the waker says */
+#define NVME_LAT_HOLD_RECHECK	(HZ / 50)
 
 /* A path whose attach failed; listed until tracked or removed. */
 struct nvme_lat_pending {
@@ -83,6 +89,12 @@ struct nvme_lat_pending {
 /* The I/O path's view of the tracker; publishing under nvme_lat_ops_mutex. */
 static const struct blk_nodelat_ops __rcu *nvme_lat_ops;
 static DEFINE_MUTEX(nvme_lat_ops_mutex);
+/* installed our waker, with a reference; under nvme_lat_ops_mutex */
+static const struct blk_nodelat_wake_ops *nvme_lat_wake_ops;
+static bool nvme_lat_can_hold;		/* a waker is installed */
+static bool nvme_lat_holding;		/* held I/O since the last release */
+static void nvme_lat_release_fn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(nvme_lat_release_work, nvme_lat_release_fn);
 
 static LIST_HEAD(nvme_lat_pending);
 static DEFINE_SPINLOCK(nvme_lat_pending_lock);
@@ -131,13 +143,75 @@ static bool nvme_lat_wanted(struct nvme_ns *ns)
 	       READ_ONCE(ns->ctrl->subsys->iopolicy) == NVME_IOPOLICY_LAT;
 }
 
-/* After an attach: let the I/O path see the tracker, with its own ref. */
+/*
+ * Held I/O waits for a path to answer (nvme_lat_cmp()'s unproven): the
+ * tracker calls us, from completion context, when one does.
+ */
+static void nvme_lat_answered(const void *group)
+{
+	if (READ_ONCE(nvme_lat_holding))
+		mod_delayed_work(system_wq, &nvme_lat_release_work, 0);
+}
+
+static const struct blk_nodelat_waker nvme_lat_waker = {
+	.answered	= nvme_lat_answered,
+};
+
+/* Resubmit all held I/O: each is routed, or held, again. */
+static void nvme_lat_release_fn(struct work_struct *work)
+{
+	WRITE_ONCE(nvme_lat_holding, false);
+	/* before the kicks: I/O held after them marks again */
+	smp_mb();
+	nvme_lat_kick_heads();
+}
+
+static void nvme_lat_release(void)
+{
+	if (READ_ONCE(nvme_lat_holding))
+		mod_delayed_work(system_wq, &nvme_lat_release_work, 0);
+}
+
+/*
+ * A bio went on its head's requeue list: every candidate is unproven.  The
+ * caller reads the paths again afterwards and kicks the list if one has
+ * answered meanwhile.  A path can also read unproven for a window with
+ * nothing in flight (a request made and never started, as an empty
+ * flush): no answer comes then, so held I/O is also routed again after
+ * NVME_LAT_HOLD_RECHECK.
+ */
+void nvme_lat_hold(void)
+{
+	WRITE_ONCE(nvme_lat_holding, true);
+	/* pairs with nlat_answered()'s: it sees the mark, or we its answer */
+	smp_mb();
+	queue_delayed_work(system_wq, &nvme_lat_release_work,
+			   NVME_LAT_HOLD_RECHECK);
+}
+
+bool nvme_lat_may_hold(void)
+{
+	return READ_ONCE(nvme_lat_can_hold);
+}
+
+/*
+ * After an attach: let the I/O path see the tracker, with its own ref,
+ * and install our waker if the tracker has one (an older one has not:
+ * then no I/O is held).
+ */
 static void nvme_lat_publish(void)
 {
 	mutex_lock(&nvme_lat_ops_mutex);
 	/* our caller holds a reference: this symbol_get() cannot fail */
 	if (!rcu_access_pointer(nvme_lat_ops))
 		rcu_assign_pointer(nvme_lat_ops, symbol_get(blk_nodelat_ops));
+	if (!nvme_lat_wake_ops) {
+		nvme_lat_wake_ops = symbol_get(blk_nodelat_wake_ops);
+		if (nvme_lat_wake_ops) {
+			nvme_lat_wake_ops->set_waker(&nvme_lat_waker);
+			WRITE_ONCE(nvme_lat_can_hold, true);
+		}
+	}
 	mutex_unlock(&nvme_lat_ops_mutex);
 }
 
@@ -151,10 +225,18 @@ static void nvme_lat_unpublish_idle(const struct blk_nodelat_ops *ops)
 {
 	mutex_lock(&nvme_lat_ops_mutex);
 	if (rcu_access_pointer(nvme_lat_ops) && !ops->nr_tracked()) {
+		WRITE_ONCE(nvme_lat_can_hold, false);
+		if (nvme_lat_wake_ops) {
+			nvme_lat_wake_ops->set_waker(NULL);
+			symbol_put(blk_nodelat_wake_ops);
+			nvme_lat_wake_ops = NULL;
+		}
 		RCU_INIT_POINTER(nvme_lat_ops, NULL);
 		/* nvme_lat_read() may still be calling into the module */
 		synchronize_rcu();
 		symbol_put(blk_nodelat_ops);
+		/* nothing reads unproven now: resubmit what was held */
+		nvme_lat_release();
 	}
 	mutex_unlock(&nvme_lat_ops_mutex);
 }
@@ -409,8 +491,10 @@ int nvme_lat_set_iopolicy(struct nvme_subsystem *subsys, int policy)
 	else
 		pr_warn("nvme: %s: no memory to walk the paths for the iopolicy\n",
 			subsys->subnqn);
-	if (policy != NVME_IOPOLICY_LAT)
+	if (policy != NVME_IOPOLICY_LAT) {
 		nvme_lat_unpublish_idle(ops);
+		nvme_lat_release();
+	}
 out:
 	if (ops)
 		symbol_put(blk_nodelat_ops);
@@ -446,6 +530,8 @@ void nvme_lat_remove_path(struct nvme_ns *ns)
 	const struct blk_nodelat_ops *ops = symbol_get(blk_nodelat_ops);
 
 	nvme_lat_unpend(ns);
+	/* held I/O may wait for this path to answer */
+	nvme_lat_release();
 	if (!ops)
 		return;
 	ops->detach(ns->queue);
@@ -497,6 +583,7 @@ enum nvme_lat_read_ret nvme_lat_read(struct nvme_ns *ns, int node,
 	c->inflight = v.inflight;
 	c->nbar = v.nbar;
 	c->stalled = v.stalled;
+	c->unproven = v.unproven;
 	if (!tracked)
 		return NVME_LAT_UNTRACKED;
 	return v.probe ? NVME_LAT_PROBE : NVME_LAT_TRACKED;
@@ -610,4 +697,5 @@ void nvme_lat_exit(void)
 {
 	/* every path is gone: nothing is pending, nothing re-arms the work */
 	cancel_delayed_work_sync(&nvme_lat_retry_work);
+	cancel_delayed_work_sync(&nvme_lat_release_work);
 }

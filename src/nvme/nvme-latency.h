@@ -46,7 +46,11 @@ enum nvme_lat_read_ret nvme_lat_read(struct nvme_ns *ns, int node,
 				     unsigned int cls, bool may_probe,
 				     struct nvme_lat_cand *c);
 void nvme_lat_end_error(struct request *req);
+bool nvme_lat_may_hold(void);
+void nvme_lat_hold(void);
 void nvme_lat_exit(void);
+/* in core.c: the heads live on its list of subsystems */
+void nvme_lat_kick_heads(void);
 
 /* /sys/block/<path>/latency, in nvme-core's namespace attributes */
 extern struct device_attribute nvme_lat_attr;
