@@ -342,11 +342,15 @@ static void nlat_answered(struct nlat_group *grp)
 
 static void nlat_set_waker(const struct blk_nodelat_waker *w)
 {
+	const struct blk_nodelat_waker *old;
+
 	mutex_lock(&nlat_waker_mutex);
-	rcu_assign_pointer(nlat_waker, w);
+	old = rcu_replace_pointer(nlat_waker, w,
+				  lockdep_is_held(&nlat_waker_mutex));
 	mutex_unlock(&nlat_waker_mutex);
 	/* completions calling the old one */
-	synchronize_rcu();
+	if (old && old != w)
+		synchronize_rcu();
 }
 
 static inline unsigned int nlat_cell_idx(int node, unsigned int cls)

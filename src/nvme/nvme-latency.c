@@ -150,7 +150,7 @@ static bool nvme_lat_wanted(struct nvme_ns *ns)
 static void nvme_lat_answered(const void *group)
 {
 	if (READ_ONCE(nvme_lat_holding))
-		mod_delayed_work(system_wq, &nvme_lat_release_work, 0);
+		mod_delayed_work(system_percpu_wq, &nvme_lat_release_work, 0);
 }
 
 static const struct blk_nodelat_waker nvme_lat_waker = {
@@ -169,7 +169,7 @@ static void nvme_lat_release_fn(struct work_struct *work)
 static void nvme_lat_release(void)
 {
 	if (READ_ONCE(nvme_lat_holding))
-		mod_delayed_work(system_wq, &nvme_lat_release_work, 0);
+		mod_delayed_work(system_percpu_wq, &nvme_lat_release_work, 0);
 }
 
 /*
@@ -185,7 +185,7 @@ void nvme_lat_hold(void)
 	WRITE_ONCE(nvme_lat_holding, true);
 	/* pairs with nlat_answered()'s: it sees the mark, or we its answer */
 	smp_mb();
-	queue_delayed_work(system_wq, &nvme_lat_release_work,
+	queue_delayed_work(system_percpu_wq, &nvme_lat_release_work,
 			   NVME_LAT_HOLD_RECHECK);
 }
 
@@ -226,14 +226,18 @@ static void nvme_lat_unpublish_idle(const struct blk_nodelat_ops *ops)
 	mutex_lock(&nvme_lat_ops_mutex);
 	if (rcu_access_pointer(nvme_lat_ops) && !ops->nr_tracked()) {
 		WRITE_ONCE(nvme_lat_can_hold, false);
+		RCU_INIT_POINTER(nvme_lat_ops, NULL);
+		/*
+		 * nvme_lat_read() and the waker may still be calling into the
+		 * module: removing the waker waits for both.
+		 */
 		if (nvme_lat_wake_ops) {
 			nvme_lat_wake_ops->set_waker(NULL);
 			symbol_put(blk_nodelat_wake_ops);
 			nvme_lat_wake_ops = NULL;
+		} else {
+			synchronize_rcu();
 		}
-		RCU_INIT_POINTER(nvme_lat_ops, NULL);
-		/* nvme_lat_read() may still be calling into the module */
-		synchronize_rcu();
 		symbol_put(blk_nodelat_ops);
 		/* nothing reads unproven now: resubmit what was held */
 		nvme_lat_release();
@@ -267,7 +271,7 @@ static int nvme_lat_attach(const struct blk_nodelat_ops *ops,
 
 static void nvme_lat_retry_later(void)
 {
-	mod_delayed_work(system_wq, &nvme_lat_retry_work,
+	mod_delayed_work(system_percpu_wq, &nvme_lat_retry_work,
 			 READ_ONCE(nvme_lat_retry_sec) * HZ);
 }
 
