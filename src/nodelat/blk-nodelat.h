@@ -92,9 +92,9 @@ struct blk_nodelat_ops {
 	 * When @may_probe and the estimate is missing (once per window) or
 	 * stale (not updated for stale_windows windows, twice as long while
 	 * probes find it unchanged; once until the probe's sample is folded;
-	 * a stale estimate still reads its last value) and the queue is not
-	 * stalled, one caller per (queue, node, class) is told v->probe =
-	 * true (nlat_probe_due()).  The grant is used up
+	 * a stale estimate still reads its last value) and the queue is
+	 * neither stalled nor unproven, one caller per (queue, node, class)
+	 * is told v->probe = true (nlat_probe_due()).  The grant is used up
 	 * whether or not the I/O is sent here: stop reading other paths once
 	 * one grants a probe.  Pass !@may_probe for I/O that yields no
 	 * sample (passthrough, flush, discard).  Returns false when @q is
