@@ -143,20 +143,6 @@ static bool nvme_lat_wanted(struct nvme_ns *ns)
 	       READ_ONCE(ns->ctrl->subsys->iopolicy) == NVME_IOPOLICY_LAT;
 }
 
-/*
- * Held I/O waits for a path to answer (nvme_lat_cmp()'s unproven): the
- * tracker calls us, from completion context, when one does.
- */
-static void nvme_lat_answered(const void *group)
-{
-	if (READ_ONCE(nvme_lat_holding))
-		mod_delayed_work(system_percpu_wq, &nvme_lat_release_work, 0);
-}
-
-static const struct blk_nodelat_waker nvme_lat_waker = {
-	.answered	= nvme_lat_answered,
-};
-
 /* Resubmit all held I/O: each is routed, or held, again. */
 static void nvme_lat_release_fn(struct work_struct *work)
 {
@@ -166,11 +152,25 @@ static void nvme_lat_release_fn(struct work_struct *work)
 	nvme_lat_kick_heads();
 }
 
+/* Any context: resubmit held I/O now, if there is any. */
 static void nvme_lat_release(void)
 {
 	if (READ_ONCE(nvme_lat_holding))
 		mod_delayed_work(system_percpu_wq, &nvme_lat_release_work, 0);
 }
+
+/*
+ * Held I/O waits for a path to answer (nvme_lat_cmp()'s unproven): the
+ * tracker calls us, from completion context, when one does.
+ */
+static void nvme_lat_answered(const void *group)
+{
+	nvme_lat_release();
+}
+
+static const struct blk_nodelat_waker nvme_lat_waker = {
+	.answered	= nvme_lat_answered,
+};
 
 /*
  * A bio went on its head's requeue list: every candidate is unproven.  The
