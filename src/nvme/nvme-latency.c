@@ -89,9 +89,11 @@ struct nvme_lat_pending {
 /* The I/O path's view of the tracker; publishing under nvme_lat_ops_mutex. */
 static const struct blk_nodelat_ops __rcu *nvme_lat_ops;
 static DEFINE_MUTEX(nvme_lat_ops_mutex);
-/* installed our waker, with a reference; under nvme_lat_ops_mutex */
+/*
+ * Set while our waker is installed, with a reference: I/O may be held.
+ * Written under nvme_lat_ops_mutex.
+ */
 static const struct blk_nodelat_wake_ops *nvme_lat_wake_ops;
-static bool nvme_lat_can_hold;		/* a waker is installed */
 static bool nvme_lat_holding;		/* held I/O since the last release */
 static void nvme_lat_release_fn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(nvme_lat_release_work, nvme_lat_release_fn);
@@ -191,7 +193,7 @@ void nvme_lat_hold(void)
 
 bool nvme_lat_may_hold(void)
 {
-	return READ_ONCE(nvme_lat_can_hold);
+	return READ_ONCE(nvme_lat_wake_ops);
 }
 
 /*
@@ -201,15 +203,17 @@ bool nvme_lat_may_hold(void)
  */
 static void nvme_lat_publish(void)
 {
+	const struct blk_nodelat_wake_ops *wake;
+
 	mutex_lock(&nvme_lat_ops_mutex);
 	/* our caller holds a reference: this symbol_get() cannot fail */
 	if (!rcu_access_pointer(nvme_lat_ops))
 		rcu_assign_pointer(nvme_lat_ops, symbol_get(blk_nodelat_ops));
 	if (!nvme_lat_wake_ops) {
-		nvme_lat_wake_ops = symbol_get(blk_nodelat_wake_ops);
-		if (nvme_lat_wake_ops) {
-			nvme_lat_wake_ops->set_waker(&nvme_lat_waker);
-			WRITE_ONCE(nvme_lat_can_hold, true);
+		wake = symbol_get(blk_nodelat_wake_ops);
+		if (wake) {
+			wake->set_waker(&nvme_lat_waker);
+			WRITE_ONCE(nvme_lat_wake_ops, wake);
 		}
 	}
 	mutex_unlock(&nvme_lat_ops_mutex);
@@ -225,7 +229,6 @@ static void nvme_lat_unpublish_idle(const struct blk_nodelat_ops *ops)
 {
 	mutex_lock(&nvme_lat_ops_mutex);
 	if (rcu_access_pointer(nvme_lat_ops) && !ops->nr_tracked()) {
-		WRITE_ONCE(nvme_lat_can_hold, false);
 		RCU_INIT_POINTER(nvme_lat_ops, NULL);
 		/*
 		 * nvme_lat_read() and the waker may still be calling into the
@@ -233,8 +236,8 @@ static void nvme_lat_unpublish_idle(const struct blk_nodelat_ops *ops)
 		 */
 		if (nvme_lat_wake_ops) {
 			nvme_lat_wake_ops->set_waker(NULL);
+			WRITE_ONCE(nvme_lat_wake_ops, NULL);
 			symbol_put(blk_nodelat_wake_ops);
-			nvme_lat_wake_ops = NULL;
 		} else {
 			synchronize_rcu();
 		}
