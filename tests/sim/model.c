@@ -75,10 +75,9 @@ static u64 svc_sample(struct sim *s, const struct path_cfg *pc)
 	return v > 0 ? (u64)v : 0;
 }
 
-static u64 path_delay(const struct path_cfg *pc, u64 t)
+/* The delay at @rel from the scenario's t = 0. */
+static u64 path_delay(const struct path_cfg *pc, u64 rel)
 {
-	u64 rel = t - BOOT_NS;
-
 	switch (pc->sched) {
 	case S_STEP:
 		return rel >= pc->sched_ns ? pc->alt_delay_ns : pc->delay_ns;
@@ -283,9 +282,15 @@ static unsigned int qidx(unsigned int ns, unsigned int path)
 	return ns * MAXP + path;
 }
 
+/* From the scenario's t = 0; before it (adaptive's pre-run) as at 0. */
+static u64 rel_t(const struct sim *s, u64 t)
+{
+	return t > s->t0 ? t - s->t0 : 0;
+}
+
 static bool measuring(const struct sim *s, u64 t)
 {
-	return t >= BOOT_NS + s->cfg->warm_ns;
+	return t >= s->t0 + s->cfg->warm_ns;
 }
 
 static void issue(struct sim *s, unsigned int slot, u64 t)
@@ -317,8 +322,8 @@ static void issue(struct sim *s, unsigned int slot, u64 t)
 	if (!q->grp->inflight++)		/* nlat_rqos_issue() */
 		q->grp->busy_ns = t;
 	c->nr_active++;
-	b = (t - BOOT_NS) / BIN_NS;
-	if (b < MAXBINS)
+	b = (t - s->t0) / BIN_NS;
+	if (t >= s->t0 && b < MAXBINS)
 		s->res->bins[b][io->path]++;
 	if (io->probe && io->measured)
 		s->res->probes++;
@@ -346,7 +351,7 @@ static void issue(struct sim *s, unsigned int slot, u64 t)
 	if (pc->rate_Bps)
 		ev_push(end, EV_SVC, slot);
 	else
-		ev_push(end + noisy(s, path_delay(pc, end)) + io->extra_ns,
+		ev_push(end + noisy(s, path_delay(pc, rel_t(s, end))) + io->extra_ns,
 			EV_DONE, slot);
 }
 
@@ -359,7 +364,7 @@ static void transfer(struct sim *s, unsigned int slot, u64 t)
 	u64 tx = (u64)io->bytes * SEC / pc->rate_Bps;
 
 	c->link_free = (c->link_free > t ? c->link_free : t) + tx;
-	ev_push(c->link_free + noisy(s, path_delay(pc, c->link_free)) +
+	ev_push(c->link_free + noisy(s, path_delay(pc, rel_t(s, c->link_free))) +
 		io->extra_ns, EV_DONE, slot);
 }
 
@@ -379,6 +384,8 @@ static void done(struct sim *s, unsigned int slot, u64 t)
 		sample = nlat_bound_lat(sample, c->est.ewma);
 	c->sum += sample;
 	c->nr++;
+	if (s->pol == POL_ADAPT)
+		adaptive_done(s, io, lat, t);
 	if (!q->fold_at) {
 		q->fold_at = fold_time(s, t);
 		ev_push(q->fold_at, EV_FOLD, qidx(io->ns, io->path));
@@ -431,7 +438,7 @@ static void move_time(const struct scen *sc, struct result *r)
 		/* mean over flips; a flip never followed counts as its period */
 		period = sc->path[0].sched_ns;
 		for (k = 1; (k + 1) * period / BIN_NS <= end; k++) {
-			t = BOOT_NS + k * period;
+			t = k * period;
 			fast = 0;
 			for (i = 1; i < sc->nr_paths; i++)
 				if (path_delay(&sc->path[i], t) <
@@ -471,7 +478,8 @@ void sim_run(const struct scen *sc, enum policy pol, const struct simcfg *cfg,
 	     struct result *res)
 {
 	static struct sim s;
-	u64 end = BOOT_NS + cfg->warm_ns + cfg->run_ns;
+	u64 pre = pol == POL_ADAPT ? cfg->ad_pre_ns : 0;
+	u64 end = BOOT_NS + pre + cfg->warm_ns + cfg->run_ns;
 	unsigned int i, j, k, slot = 0, n, m;
 
 	memset(&s, 0, sizeof(s));
@@ -485,6 +493,9 @@ void sim_run(const struct scen *sc, enum policy pol, const struct simcfg *cfg,
 	s.cfg = cfg;
 	s.pol = pol;
 	s.res = res;
+	s.t0 = BOOT_NS + pre;
+	if (pol == POL_ADAPT)
+		adaptive_init(&s);
 	/* the same streams for every policy of a scenario */
 	s.rng = (cfg->seed ^ name_hash(sc->name)) | 1;
 	for (n = 0; n < MAXNS; n++)

@@ -10,6 +10,7 @@ const char *const policy_names[NR_POL] = {
 	[POL_NUMA]	= "numa",
 	[POL_RR]	= "round-robin",
 	[POL_QD]	= "queue-depth",
+	[POL_ADAPT]	= "adaptive",
 	[POL_LAT]	= "latency",
 	[POL_FAST]	= "fast-only",
 };
@@ -45,7 +46,7 @@ static unsigned int pick_qd(struct sim *s)
 static unsigned int pick_latency(struct sim *s, struct io *io)
 {
 	const struct rule *r = &s->cfg->rule;
-	struct nvme_lat_cand c, best = { 0 };
+	struct nvme_lat_cand c = { 0 }, best = { 0 };
 	unsigned int i;
 	int found = -1;
 
@@ -79,6 +80,8 @@ unsigned int policy_pick(struct sim *s, struct io *io)
 		return pick_rr(s, io);
 	case POL_QD:
 		return pick_qd(s);
+	case POL_ADAPT:
+		return adaptive_pick(s, io);
 	case POL_LAT:
 		return pick_latency(s, io);
 	case POL_FAST:

@@ -62,6 +62,8 @@ struct job_cfg {
 #define F_STEP		2	/* report the time until the share moves off path 1 at 5 s */
 #define F_FLIP		4	/* report the mean time to follow a flip */
 #define F_RESTORE	8	/* path 1 slowed then restored: its share back */
+#define F_CLAIM		16	/* the published adaptive rule's own claim: ours must lead it */
+#define F_OPEN		32	/* a goal not met yet: --check reports, does not count it */
 
 struct scen {
 	const char	*name;
@@ -152,10 +154,20 @@ struct io {
 	u64		extra_ns;	/* outlier delay */
 };
 
-enum policy { POL_NUMA, POL_RR, POL_QD, POL_LAT, POL_FAST, NR_POL };
+enum policy { POL_NUMA, POL_RR, POL_QD, POL_ADAPT, POL_LAT, POL_FAST, NR_POL };
 extern const char *const policy_names[NR_POL];
 
 #define HBUCKETS	(256 + 40 * 128)
+
+/* The upstream "adaptive" rule's state for one (namespace, CPU, direction). */
+struct ad_set {
+	u64		sum[MAXP], nr[MAXP];	/* the batch */
+	u64		batch_ns[MAXP];		/* the batch began; 0: no sample yet */
+	u64		ewma[MAXP];		/* ns (per 512 bytes); 0: none yet */
+	unsigned int	weight[MAXP], credits[MAXP];
+	unsigned int	cur;			/* the path picked last */
+	u64		folds;
+};
 
 struct result {
 	u64		ios, bytes, probes;
@@ -176,6 +188,9 @@ struct simcfg {
 	unsigned int	noise_pct;	/* every delay and service time +- this %, uniform */
 	struct nlat_params p;
 	struct rule	rule;
+	u64		ad_batch_ns;	/* adaptive: batch interval (15 s) */
+	u64		ad_pre_ns;	/* adaptive: run before the scenario's t = 0 */
+	bool		ad_norm;	/* adaptive: samples per 512 bytes */
 };
 
 struct sim {
@@ -184,10 +199,12 @@ struct sim {
 	enum policy		pol;
 	u64			rng;
 	u64			now;
+	u64			t0;	/* the scenario's t = 0 */
 	struct nq		nq[MAXNS][MAXP];
 	struct ctrl		ctrl[MAXP];
 	unsigned int		rr_cur[MAXNS][MAXNODES];
 	struct io		io[MAXSLOTS];
+	struct ad_set		ad[MAXNS][MAXNODES][2];
 	struct result		*res;
 };
 
@@ -200,5 +217,10 @@ void tracker_read(struct sim *s, struct nq *q, unsigned int node,
 
 /* policies.c */
 unsigned int policy_pick(struct sim *s, struct io *io);
+
+/* adaptive.c */
+void adaptive_init(struct sim *s);
+unsigned int adaptive_pick(struct sim *s, const struct io *io);
+void adaptive_done(struct sim *s, const struct io *io, u64 lat, u64 now);
 
 #endif /* _NLAT_SIM_H */
