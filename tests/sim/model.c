@@ -194,13 +194,13 @@ static double hist_val(unsigned int idx)
 	return ((double)m + 0.5) * (double)(1ULL << (msb - 7));
 }
 
-static double hist_pct(const struct result *r, double pct)
+double hist_pct(const u32 *hist, u64 nr, double pct)
 {
-	u64 want = (u64)((double)r->ios * pct / 100.0), seen = 0;
+	u64 want = (u64)((double)nr * pct / 100.0), seen = 0;
 	unsigned int i;
 
 	for (i = 0; i < HBUCKETS; i++) {
-		seen += r->hist[i];
+		seen += hist[i];
 		if (seen > want)
 			return hist_val(i);
 	}
@@ -221,11 +221,22 @@ void tracker_read(struct sim *s, struct nq *q, unsigned int node,
 
 	memset(v, 0, sizeof(*v));
 	v->lat_ns = nlat_ewma_ns(c->est.ewma);
+	s->pick_base = c->base;
 	v->inflight = g->inflight;
 	/* clamp_val(nbar, 0, NLAT_NBAR_MAX), unless no fold for a stale interval */
 	if ((s64)(now - g->fold_ns) < (s64)(p->stale_windows * p->window_ns))
 		v->nbar = g->nbar < 0 ? 0 : g->nbar > NLAT_NBAR_MAX ?
 			  NLAT_NBAR_MAX : (u32)g->nbar;
+	/* bytes: both in units of the I/O being routed (a count if one size) */
+	if (r->bytes) {
+		u64 u = s->pick_u ? s->pick_u : 1;
+		long nb = (s64)(now - g->fold_ns) <
+			  (s64)(p->stale_windows * p->window_ns) ? g->nbar_u : 0;
+
+		v->inflight = (g->inflight_u + u - 1) / u;
+		v->nbar = nb < 0 ? 0 : (u64)nb / u > NLAT_NBAR_MAX ?
+			  NLAT_NBAR_MAX : (u32)((u64)nb / u);
+	}
 	/* one coarse clock; v1 read waiting and stalled on the fine one */
 	wnow = r->v1 ? s->now : now;
 	since = g->done_ns > g->busy_ns ? g->done_ns : g->busy_ns;
@@ -249,7 +260,7 @@ void tracker_read(struct sim *s, struct nq *q, unsigned int node,
 static void tracker_fold(struct sim *s, struct nq *q, u64 t)
 {
 	const struct nlat_params *p = &s->cfg->p;
-	u64 now = coarse(s, t), sum = 0;
+	u64 now = coarse(s, t), sum = 0, sum_u = 0;
 	unsigned int n, k;
 	u32 nbar;
 
@@ -258,8 +269,18 @@ static void tracker_fold(struct sim *s, struct nq *q, u64 t)
 			struct cell *c = &q->cell[n][k];
 
 			nlat_fold(&c->est, c->sum, c->nr, now, p);
+			/*
+			 * base: the lowest sample seen; a higher window
+			 * minimum raises it by 1/64 of the gap per fold
+			 * (a floor measured under load is no floor)
+			 */
+			if (c->wmin)
+				c->base = !c->base || c->wmin < c->base ? c->wmin :
+					  c->base + (c->wmin - c->base) / 64;
+			c->wmin = 0;
 			sum += c->sum;
-			c->sum = c->nr = 0;
+			sum_u += c->sum_u;
+			c->sum = c->nr = c->sum_u = 0;
 		}
 	}
 	/* the first fold spans the window since the first completion */
@@ -269,6 +290,11 @@ static void tracker_fold(struct sim *s, struct nq *q, u64 t)
 				      p->hist_w, p->window_ns);
 		q->grp->nbar += (long)nbar - q->nbar;
 		q->nbar = nbar;
+		nbar = nlat_nbar_fold(q->nbar_u, sum_u,
+				      q->fold_ns ? now - q->fold_ns : p->window_ns,
+				      p->hist_w, p->window_ns);
+		q->grp->nbar_u += (long)nbar - q->nbar_u;
+		q->nbar_u = nbar;
 	}
 	q->fold_ns = now;
 	q->grp->fold_ns = now;
@@ -321,6 +347,7 @@ static void issue(struct sim *s, unsigned int slot, u64 t)
 	pc = &s->sc->path[io->path];
 	if (!q->grp->inflight++)		/* nlat_rqos_issue() */
 		q->grp->busy_ns = t;
+	q->grp->inflight_u += IO_UNITS(io->bytes);
 	c->nr_active++;
 	b = (t - s->t0) / BIN_NS;
 	if (t >= s->t0 && b < MAXBINS)
@@ -378,11 +405,15 @@ static void done(struct sim *s, unsigned int slot, u64 t)
 	s->ctrl[io->path].nr_active--;
 	/* nlat_rqos_done() */
 	q->grp->inflight--;
+	q->grp->inflight_u -= IO_UNITS(io->bytes);
 	q->grp->done_ns = t;
 	sample = nlat_clamp_lat(io->bogus ? NLAT_LAT_MAX_NS : lat);
 	if (!s->cfg->rule.v1)
 		sample = nlat_bound_lat(sample, c->est.ewma);
 	c->sum += sample;
+	c->sum_u += lat * IO_UNITS(io->bytes);
+	if (!c->wmin || sample < c->wmin)
+		c->wmin = sample;
 	c->nr++;
 	if (s->pol == POL_ADAPT)
 		adaptive_done(s, io, lat, t);
@@ -396,6 +427,9 @@ static void done(struct sim *s, unsigned int slot, u64 t)
 		s->res->bytes += io->bytes;
 		s->res->per_path[io->path]++;
 		s->res->hist[hist_idx(lat)]++;
+		s->res->job_ios[io->job][io->path]++;
+		s->res->job_lat_ns[io->job][io->path] += lat;
+		s->res->job_hist[io->job][hist_idx(lat)]++;
 	}
 	issue(s, slot, t);	/* closed loop */
 }
@@ -478,8 +512,12 @@ void sim_run(const struct scen *sc, enum policy pol, const struct simcfg *cfg,
 	     struct result *res)
 {
 	static struct sim s;
-	u64 pre = pol == POL_ADAPT ? cfg->ad_pre_ns : 0;
-	u64 end = BOOT_NS + pre + cfg->warm_ns + cfg->run_ns;
+	bool ad = pol == POL_ADAPT;
+	u64 pre = ad ? cfg->ad_pre_ns : 0;
+	/* adaptive moves every batch: measured over several, if steady */
+	u64 run = ad && !(sc->flags & (F_STEP | F_FLIP | F_RESTORE)) ?
+		  cfg->ad_run_ns : cfg->run_ns;
+	u64 end = BOOT_NS + pre + cfg->warm_ns + run;
 	unsigned int i, j, k, slot = 0, n, m;
 
 	memset(&s, 0, sizeof(s));
@@ -503,7 +541,7 @@ void sim_run(const struct scen *sc, enum policy pol, const struct simcfg *cfg,
 			s.rr_cur[n][m] = sc->nr_paths - 1;
 	heap_n = 0;
 	heap_seq = 0;
-	res->nr_bins = (cfg->warm_ns + cfg->run_ns) / BIN_NS;
+	res->nr_bins = (cfg->warm_ns + run) / BIN_NS;
 	if (res->nr_bins > MAXBINS)
 		res->nr_bins = MAXBINS;
 
@@ -540,12 +578,12 @@ void sim_run(const struct scen *sc, enum policy pol, const struct simcfg *cfg,
 		}
 	}
 
-	res->secs = (double)cfg->run_ns / SEC;
+	res->secs = (double)run / SEC;
 	res->iops = res->ios / res->secs;
 	res->mibs = res->bytes / res->secs / (1024.0 * 1024.0);
-	res->p50_us = hist_pct(res, 50) / 1000;
-	res->p99_us = hist_pct(res, 99) / 1000;
-	res->p999_us = hist_pct(res, 99.9) / 1000;
+	res->p50_us = hist_pct(res->hist, res->ios, 50) / 1000;
+	res->p99_us = hist_pct(res->hist, res->ios, 99) / 1000;
+	res->p999_us = hist_pct(res->hist, res->ios, 99.9) / 1000;
 	res->probe_pct = res->ios ? 100.0 * res->probes / res->ios : 0;
 	for (i = 0; i < MAXP; i++)
 		res->share[i] = res->ios ? (double)res->per_path[i] / res->ios : 0;

@@ -12,6 +12,7 @@
  *   nlat-sim [--rule R] [--csv]		the grid table
  *   nlat-sim --check [--rule R]		assert the goals of the latency policy
  *   nlat-sim --timeline SCENARIO		per-path share in 0.5 s buckets
+ *   nlat-sim --jobs [--scenario S]		per job and path
  *   nlat-sim --rules R1,R2,...		latency under each rule vs the others
  */
 #include <errno.h>
@@ -25,6 +26,7 @@ static struct simcfg cfg;
 static bool opt_csv;
 static const char *opt_scen;
 static unsigned int nr_runs;
+static double sim_secs;		/* simulated, all runs */
 static unsigned int opt_seeds = 1;	/* --check, --rules: seed, seed + 1, .. */
 static unsigned int opt_bucket = 5;	/* --timeline bucket, in BIN_NS (100 ms) */
 
@@ -35,6 +37,8 @@ static void run(const struct scen *sc, enum policy pol, const struct simcfg *c,
 {
 	sim_run(sc, pol, c, r);
 	nr_runs++;
+	sim_secs += r->secs + (double)(c->warm_ns +
+				       (pol == POL_ADAPT ? c->ad_pre_ns : 0)) / SEC;
 }
 
 static bool selected(const struct scen *sc)
@@ -145,12 +149,22 @@ static void print_row(const struct scen *sc, enum policy pol,
 		       r->p99_us, r->p999_us, probe, share, move);
 }
 
-static void run_all(const struct scen *sc, const struct simcfg *c)
+/* Every policy; adaptive too unless @ad is false (then its result is 0). */
+static void run_pols(const struct scen *sc, const struct simcfg *c, bool ad)
 {
 	enum policy p;
 
-	for (p = 0; p < NR_POL; p++)
-		run(sc, p, c, &res[p]);
+	for (p = 0; p < NR_POL; p++) {
+		if (p == POL_ADAPT && !ad)
+			memset(&res[p], 0, sizeof(res[p]));
+		else
+			run(sc, p, c, &res[p]);
+	}
+}
+
+static void run_all(const struct scen *sc, const struct simcfg *c)
+{
+	run_pols(sc, c, true);
 }
 
 struct lead_row {
@@ -224,9 +238,11 @@ static int do_grid(void)
 		printf("# share: I/O completed per path; move_s: step: s from 5 s until path 2 has >= 90%% of every 100 ms;\n");
 		printf("#   flip: mean s after a flip until the fast path has >= 90%% of every later 100 ms of the period (never: 2 s);\n");
 		printf("#   restore*: path 1's share of the I/O issued in the last 3 s (restored at 6 s)\n");
-		printf("# adaptive: the upstream series' rule as published, %.0f s batches, run %.0f s before t = 0 to settle%s\n",
-		       (double)cfg.ad_batch_ns / SEC, (double)cfg.ad_pre_ns / SEC,
-		       cfg.ad_norm ? "" : ", samples not per 512 bytes");
+		printf("# adaptive: the upstream series' rule as published, %.0f s batches, run %.0f s before t = 0 to settle,\n",
+		       (double)cfg.ad_batch_ns / SEC, (double)cfg.ad_pre_ns / SEC);
+		printf("#   then measured %.0f s (flip, step, restore*: as the others)%s\n",
+		       (double)cfg.ad_run_ns / SEC,
+		       cfg.ad_norm ? "" : "; samples not per 512 bytes");
 		print_leads(leads, nr);
 	}
 	return 0;
@@ -300,7 +316,8 @@ static int do_check(void)
 			struct verdict v;
 
 			c.seed = cfg.seed + k;
-			run_all(sc, &c);
+			/* adaptive only where judge() reads it */
+			run_pols(sc, &c, sc->flags & F_CLAIM);
 			judge(sc, res, &res[POL_LAT], &v);
 			printf("%s %-10s", sc->flags & F_OPEN ? "OPEN" :
 			       v.ok ? "PASS" : "FAIL", sc->name);
@@ -421,6 +438,44 @@ static int do_rules(const char *list)
 	return 0;
 }
 
+/* Per job: IOPS, p99, and per path its share and mean latency. */
+static int do_jobs(void)
+{
+	unsigned int i, j, k;
+	enum policy p;
+
+	printf("# per job (rule %s): IOPS, MiB/s, p99_us; per path: share %% of the job's I/O @ mean latency us\n",
+	       cfg.rule.name);
+	for (i = 0; i < nr_scenarios; i++) {
+		const struct scen *sc = &scenarios[i];
+
+		if (!selected(sc))
+			continue;
+		run_all(sc, &cfg);
+		for (p = 0; p < NR_POL; p++) {
+			for (j = 0; j < sc->nr_jobs; j++) {
+				const struct result *r = &res[p];
+				u64 n = 0;
+
+				for (k = 0; k < sc->nr_paths; k++)
+					n += r->job_ios[j][k];
+				printf("%-11s %-12s job %u (%3uk QD%-2u) %8.0f %7.1f %8.0f |",
+				       sc->name, policy_names[p], j,
+				       sc->job[j].bs / 1024, sc->job[j].qd,
+				       n / r->secs,
+				       n * sc->job[j].bs / r->secs / (1024.0 * 1024.0),
+				       hist_pct(r->job_hist[j], n, 99) / 1000);
+				for (k = 0; k < sc->nr_paths; k++)
+					printf(" %5.1f @ %7.0f", n ? 100.0 * r->job_ios[j][k] / n : 0,
+					       r->job_ios[j][k] ? (double)r->job_lat_ns[j][k] /
+					       r->job_ios[j][k] / US : 0);
+				printf("\n");
+			}
+		}
+	}
+	return 0;
+}
+
 static int do_timeline(const char *name)
 {
 	const struct scen *sc = scen_find(name);
@@ -471,6 +526,7 @@ static void usage(FILE *f)
 "  (none)              the grid table: every scenario x policy\n"
 "  --check             assert the goals of the latency policy; exit 1 on failure\n"
 "  --timeline SCEN     per-path share over time (--bucket N: N x 100 ms, 5)\n"
+"  --jobs              per job: IOPS, p99, share and mean latency per path\n"
 "  --rules R1,R2,..    latency under each rule against the other policies\n"
 "  --rule R            rule of the latency policy (default kernel; see rules.c)\n"
 "  --scenario S1,S2    only these scenarios     --list   list the scenarios\n"
@@ -479,8 +535,9 @@ static void usage(FILE *f)
 "  --hz N              tick of the coarse clock and timers (250; 0: exact)\n"
 "  --window-us N --history-pct N --min-samples N --stale-windows N   tracker knobs\n"
 "  --noise PCT         every delay and service time +- PCT %% (10)\n"
-"  --adaptive-batch-s N --adaptive-pre-s N --adaptive-norm 0|1\n"
+"  --adaptive-batch-s N --adaptive-pre-s N --adaptive-secs N --adaptive-norm 0|1\n"
 "                      adaptive: batch interval (15), run before t = 0 (60),\n"
+"                      measured seconds where no delay is scheduled (60),\n"
 "                      samples per 512 bytes (1)\n"
 "  --seed N            first seed (--seeds N: --check and --rules over N seeds)\n");
 }
@@ -503,6 +560,7 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "check", no_argument, NULL, 'c' },
+		{ "jobs", no_argument, NULL, 'j' },
 		{ "csv", no_argument, NULL, 'C' },
 		{ "rule", required_argument, NULL, 'r' },
 		{ "rules", required_argument, NULL, 'R' },
@@ -523,12 +581,13 @@ int main(int argc, char **argv)
 		{ "adaptive-batch-s", required_argument, NULL, 5 },
 		{ "adaptive-pre-s", required_argument, NULL, 6 },
 		{ "adaptive-norm", required_argument, NULL, 7 },
+		{ "adaptive-secs", required_argument, NULL, 8 },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	const char *rule = "kernel", *timeline = NULL, *rules = NULL;
 	struct timespec t0, t1;
-	bool check = false;
+	bool check = false, jobs = false;
 	unsigned long hz = 250;
 	unsigned int i;
 	int c, ret;
@@ -539,6 +598,7 @@ int main(int argc, char **argv)
 	cfg.noise_pct = 10;
 	cfg.ad_batch_ns = 15 * SEC;
 	cfg.ad_pre_ns = 60 * SEC;
+	cfg.ad_run_ns = 60 * SEC;
 	cfg.ad_norm = true;
 	cfg.p.window_ns = (u64)NLAT_WINDOW_USEC_DEF * US;
 	cfg.p.hist_w = nlat_pct_to_w(NLAT_HISTORY_PCT_DEF);
@@ -548,6 +608,7 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c': check = true; break;
+		case 'j': jobs = true; break;
 		case 'C': opt_csv = true; break;
 		case 'r': rule = optarg; break;
 		case 'R': rules = optarg; break;
@@ -579,6 +640,7 @@ int main(int argc, char **argv)
 		case 5: cfg.ad_batch_ns = num(optarg, 0, 600) * SEC; break;
 		case 6: cfg.ad_pre_ns = num(optarg, 0, 600) * SEC; break;
 		case 7: cfg.ad_norm = num(optarg, 0, 1); break;
+		case 8: cfg.ad_run_ns = num(optarg, 1, 90) * SEC; break;
 		case 'l':
 			for (i = 0; i < nr_scenarios; i++)
 				printf("%-10s %s\n", scenarios[i].name,
@@ -614,12 +676,14 @@ int main(int argc, char **argv)
 		ret = do_rules(rules);
 	else if (check)
 		ret = do_check();
+	else if (jobs)
+		ret = do_jobs();
 	else
 		ret = do_grid();
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	fflush(stdout);
-	fprintf(stderr, "nlat-sim: %u runs of %.0f s simulated in %.1f s\n", nr_runs,
-		(double)(cfg.warm_ns + cfg.run_ns) / SEC,
+	fprintf(stderr, "nlat-sim: %u runs, %.0f s simulated in %.1f s\n", nr_runs,
+		sim_secs,
 		(double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
 	return ret;
 }

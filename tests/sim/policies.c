@@ -46,12 +46,13 @@ static unsigned int pick_qd(struct sim *s)
 static unsigned int pick_latency(struct sim *s, struct io *io)
 {
 	const struct rule *r = &s->cfg->rule;
-	struct nvme_lat_cand c = { 0 }, best = { 0 };
+	struct sim_cand c = { 0 }, best = { 0 };
 	unsigned int i;
 	int found = -1;
 
 	if (r->rr)
 		return pick_rr(s, io);
+	s->pick_u = IO_UNITS(io->bytes);
 	for (i = 0; i < s->sc->nr_paths; i++) {
 		struct nlat_view v;
 
@@ -61,10 +62,11 @@ static unsigned int pick_latency(struct sim *s, struct io *io)
 			return i;
 		}
 		/* nvme_lat_read() */
-		c.lat_ns = v.lat_ns;
-		c.inflight = v.inflight;
-		c.nbar = v.nbar;
-		c.stalled = v.stalled;
+		c.c.lat_ns = v.lat_ns;
+		c.c.inflight = v.inflight;
+		c.c.nbar = v.nbar;
+		c.c.stalled = v.stalled;
+		c.base = r->base ? s->pick_base : 0;
 		if (found < 0 || rule_cmp(r, &c, &best) < 0) {
 			found = i;
 			best = c;

@@ -21,6 +21,14 @@
  *		per window, no back-off; samples as they are; reads and
  *		writes of a size share a cell.  v1+norm50: the old tracker
  *		with the new cost (nbar per queue)
+ *   qN		kernel, but S (NVME_LAT_QUEUE_SHARE) = N
+ *   bytes	in flight and nbar counted in 4k units and divided by the
+ *		I/O's own (a 128k request in flight is 32 4k ones); the
+ *		same as kernel when every I/O has one size
+ *   base	only the estimate above the cell's floor is scaled for load:
+ *		cost = floor + (lat - floor) * (S + inflight) / (S + nbar / 2);
+ *		the floor is the lowest sample seen, a higher window minimum
+ *		raising it by 1/64 of the gap per fold
  *   rr		deliberately bad: round robin (to see the check fail)
  */
 #include <stdlib.h>
@@ -49,6 +57,8 @@ int rule_parse(const char *spec, struct rule *r)
 
 	memset(r, 0, sizeof(*r));
 	r->cost = COST_KERNEL;
+	r->s = NVME_LAT_QUEUE_SHARE;
+	r->pct = 50;
 	if (strlen(spec) >= sizeof(buf))
 		return -1;
 	strcpy(r->name, spec);
@@ -61,9 +71,15 @@ int rule_parse(const char *spec, struct rule *r)
 			r->v1 = true;
 			r->cost = COST_SHARE;
 			r->share = NVME_LAT_QUEUE_SHARE;
+		} else if (!strcmp(tok, "base")) {
+			r->base = true;
+		} else if (!strcmp(tok, "bytes")) {
+			r->bytes = true;
 		} else if (!strcmp(tok, "rr")) {
 			r->rr = true;
 		} else if (num_tok(tok, "norm", &r->pct, 0, 100)) {
+			r->cost = COST_NORM;
+		} else if (num_tok(tok, "q", &r->s, 1, 1000)) {
 			r->cost = COST_NORM;
 		} else if (num_tok(tok, "share", &r->share, 1, 1000)) {
 			r->cost = COST_SHARE;
@@ -74,38 +90,41 @@ int rule_parse(const char *spec, struct rule *r)
 	return 0;
 }
 
-/* nvme_lat_cost() with the variant's charge for nbar. */
-static u64 cost(const struct rule *r, const struct nvme_lat_cand *c)
+/* nvme_lat_cost() with the variant's charge for nbar (base: above @base only). */
+static u64 cost(const struct rule *r, const struct nvme_lat_cand *c, u64 base)
 {
 	u64 lat = c->lat_ns < NVME_LAT_MAX_NS ? c->lat_ns : NVME_LAT_MAX_NS;
 	u32 nr = c->inflight < NVME_LAT_MAX_INFLIGHT ?
 		 c->inflight : NVME_LAT_MAX_INFLIGHT;
 	u32 nbar = c->nbar < NLAT_NBAR_MAX ? c->nbar : NLAT_NBAR_MAX;
 
+	if (base > lat)
+		base = lat;
+	lat -= base;
 	if (r->cost == COST_SHARE)
-		return lat * (r->share + nr);
+		return lat * (r->share + nr) + base * r->share;
 	/* floor(nbar * 50 / 100) == nbar / 2: norm50 is the header's */
-	return mul_u64_u64_div_u64(lat * (NVME_LAT_QUEUE_SHARE + nr),
-				   NLAT_NBAR_ONE,
-				   NVME_LAT_QUEUE_SHARE * NLAT_NBAR_ONE +
-				   (u64)nbar * r->pct / 100);
+	return mul_u64_u64_div_u64(lat * (r->s + nr), NLAT_NBAR_ONE,
+				   (u64)r->s * NLAT_NBAR_ONE +
+				   (u64)nbar * r->pct / 100) + base;
 }
 
 /* nvme_lat_cmp() with the variant's cost. */
-int rule_cmp(const struct rule *r, const struct nvme_lat_cand *a,
-	     const struct nvme_lat_cand *b)
+int rule_cmp(const struct rule *r, const struct sim_cand *sa,
+	     const struct sim_cand *sb)
 {
+	const struct nvme_lat_cand *a = &sa->c, *b = &sb->c;
 	u64 ca, cb;
 
-	if (r->cost == COST_KERNEL)
+	if (r->cost == COST_KERNEL && !r->base)
 		return nvme_lat_cmp(a, b);
 	if (a->stalled != b->stalled)
 		return a->stalled ? 1 : -1;
 	if (!a->lat_ns != !b->lat_ns)
 		return a->lat_ns ? -1 : 1;
 	if (a->lat_ns) {
-		ca = cost(r, a);
-		cb = cost(r, b);
+		ca = cost(r, a, sa->base);
+		cb = cost(r, b, sb->base);
 		if (ca != cb)
 			return ca < cb ? -1 : 1;
 	}
@@ -136,6 +155,7 @@ static void rand_cand(u64 *x, struct nvme_lat_cand *c)
 bool rule_selftest(void)
 {
 	struct rule n50, s8, k;
+	struct sim_cand sa = { 0 }, sb = { 0 };
 	u64 x = 88172645463325252ULL;
 	unsigned int i;
 
@@ -147,10 +167,12 @@ bool rule_selftest(void)
 
 		rand_cand(&x, &a);
 		rand_cand(&x, &b);
-		if (sign(rule_cmp(&n50, &a, &b)) != sign(rule_cmp(&k, &a, &b)))
+		sa.c = a;
+		sb.c = b;
+		if (sign(rule_cmp(&n50, &sa, &sb)) != sign(rule_cmp(&k, &sa, &sb)))
 			return false;
-		a.nbar = b.nbar = 0;
-		if (sign(rule_cmp(&s8, &a, &b)) != sign(rule_cmp(&k, &a, &b)))
+		sa.c.nbar = sb.c.nbar = 0;
+		if (sign(rule_cmp(&s8, &sa, &sb)) != sign(rule_cmp(&k, &sa, &sb)))
 			return false;
 	}
 	return true;

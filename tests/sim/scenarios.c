@@ -9,7 +9,8 @@
  * F_CLAIM: where the published adaptive rule's own result applies (an
  * asymmetric pair, a large and stable latency gap, as its 30 ms
  * experiment): ours must lead it there.  *-lab: the bench's own shapes
- * of the goals still open on some series (F_OPEN: reported, not counted).
+ * of the goals still open on some series, and beside them the same
+ * problems at another depth, gap or size (F_OPEN: reported, not counted).
  */
 #include "sim.h"
 
@@ -48,6 +49,11 @@ const struct scen scenarios[] = {
 	{ "graded-lab", "as the bench's graded4: 4 paths 2, 3, 4, 6 ms; 4k QD16",
 	  4, { DLY(2 * MS), DLY(3 * MS), DLY(4 * MS), DLY(6 * MS) }, 1, 1,
 	  { JOB(16, 4096) }, 0, F_OPEN },
+	{ "graded-q32", "as graded-lab at QD32",
+	  4, { DLY(2 * MS), DLY(3 * MS), DLY(4 * MS), DLY(6 * MS) }, 1, 1,
+	  { JOB(32, 4096) }, 0, F_OPEN },
+	{ "pair-1.25", "2 paths 2 and 2.5 ms; 4k QD16",
+	  2, { DLY(2 * MS), DLY(2500 * US) }, 1, 1, { JOB(16, 4096) }, 0, F_OPEN },
 	{ "cap-2:1", "0.1 ms + 400 us each, path 1 x 8 servers, path 2 x 4; 4k QD16",
 	  2, { DEV(100 * US, 400 * US, 8), DEV(100 * US, 400 * US, 4) }, 1, 1,
 	  { JOB(16, 4096) }, 0, 0 },
@@ -64,6 +70,9 @@ const struct scen scenarios[] = {
 	{ "mixed-lab", "as the bench's mixed4k+128k: 0.5 ms + 200 vs 2.5 ms + 100 Mbit/s; 4k QD8 + 128k QD8",
 	  2, { RATE(500 * US, 200), RATE(2500 * US, 100) }, 1, 2,
 	  { JOB(8, 4096), JOB(8, 131072) }, 0, F_OPEN },
+	{ "mixed-64k", "as mixed-lab with 64k for 128k",
+	  2, { RATE(500 * US, 200), RATE(2500 * US, 100) }, 1, 2,
+	  { JOB(8, 4096), JOB(8, 65536) }, 0, F_OPEN },
 	{ "randrw", "4k 70/30 QD16; 0.25 ms + 100 us (write 400 us) x 4 servers each",
 	  2, { { .delay_ns = 250 * US, .svc_ns = 100 * US, .servers = 4,
 		 .write_x100 = 400 },

@@ -93,15 +93,24 @@ struct rule {
 	char		name[64];
 	enum cost_kind	cost;
 	unsigned int	pct;		/* COST_NORM */
+	unsigned int	s;		/* COST_NORM: S (NVME_LAT_QUEUE_SHARE) */
 	unsigned int	share;		/* COST_SHARE */
 	bool		v1;		/* the old tracker (rules.c) */
+	bool		bytes;		/* in flight and nbar in units of the I/O's size */
+	bool		base;		/* only the latency above its floor is charged for load */
 	bool		rr;		/* deliberately bad: round robin */
 };
 
 int rule_parse(const char *spec, struct rule *r);
 bool rule_selftest(void);
-int rule_cmp(const struct rule *r, const struct nvme_lat_cand *a,
-	     const struct nvme_lat_cand *b);
+/* A candidate, and for rule base its latency floor (ns, 0: none). */
+struct sim_cand {
+	struct nvme_lat_cand	c;
+	u64			base;
+};
+
+int rule_cmp(const struct rule *r, const struct sim_cand *a,
+	     const struct sim_cand *b);
 
 struct cell;
 bool v1_probe_due(const struct cell *c, u64 now, const struct nlat_params *p);
@@ -113,6 +122,9 @@ struct cell {
 	struct nlat_est	est;
 	u64		probe_ns;	/* last probe granted */
 	u64		sum, nr;	/* samples since the last fold (the per-CPU counters) */
+	u64		sum_u;		/* bytes: sum of sample x 4k units */
+	u64		wmin;		/* base: the window's lowest sample; 0: none */
+	u64		base;		/* base: the latency floor, ns */
 };
 
 /*
@@ -124,6 +136,8 @@ struct grp {
 	u64		done_ns;	/* last completion */
 	u64		busy_ns;	/* inflight went 0 -> 1 */
 	long		nbar;		/* sum of its queues' nbar */
+	u64		inflight_u;	/* bytes: in flight, 4k units */
+	long		nbar_u;		/* bytes: nbar in 4k units */
 	u64		fold_ns;	/* last fold of any of them */
 };
 
@@ -133,6 +147,7 @@ struct nq {
 	struct grp	*grp;
 	struct grp	own;		/* v1: the queue is its own group */
 	u32		nbar;		/* nlat_nbar_fold(), by the fold */
+	u32		nbar_u;		/* bytes: the same in 4k units */
 	u64		fold_ns;	/* last fold */
 	u64		fold_at;	/* fold work queued for then; 0: not queued */
 	u64		probes;
@@ -145,6 +160,9 @@ struct ctrl {
 	unsigned int	nr_active;	/* in flight, all namespaces (upstream's nr_active) */
 	struct grp	grp;		/* the tracker's group of its queues */
 };
+
+/* bytes: an I/O's size in 4k units, at least 1 */
+#define IO_UNITS(b)	((b) > 4096 ? (b) / 4096 : 1)
 
 struct io {
 	unsigned int	job, path, cls, node, ns;
@@ -172,6 +190,8 @@ struct ad_set {
 struct result {
 	u64		ios, bytes, probes;
 	u64		per_path[MAXP];
+	u64		job_ios[MAXJOBS][MAXP], job_lat_ns[MAXJOBS][MAXP];
+	u32		job_hist[MAXJOBS][HBUCKETS];
 	double		secs;
 	double		iops, mibs, p50_us, p99_us, p999_us, probe_pct;
 	double		share[MAXP];
@@ -190,6 +210,7 @@ struct simcfg {
 	struct rule	rule;
 	u64		ad_batch_ns;	/* adaptive: batch interval (15 s) */
 	u64		ad_pre_ns;	/* adaptive: run before the scenario's t = 0 */
+	u64		ad_run_ns;	/* adaptive: measured, unless the delays are scheduled */
 	bool		ad_norm;	/* adaptive: samples per 512 bytes */
 };
 
@@ -205,8 +226,12 @@ struct sim {
 	unsigned int		rr_cur[MAXNS][MAXNODES];
 	struct io		io[MAXSLOTS];
 	struct ad_set		ad[MAXNS][MAXNODES][2];
+	unsigned int		pick_u;	/* bytes: the I/O being routed, 4k units */
+	u64			pick_base;	/* base: tracker_read()'s floor */
 	struct result		*res;
 };
+
+double hist_pct(const u32 *hist, u64 nr, double pct);
 
 void sim_run(const struct scen *sc, enum policy pol, const struct simcfg *cfg,
 	     struct result *res);
