@@ -15,7 +15,9 @@
  *		stalled, probe grant by nlat_probe_due()	(nlat_read)
  *
  * A group is a controller's queues (nvme-core's key); rule v1 keeps the
- * old tracker instead (rules.c).  Clocks as in the module: the coarse
+ * old tracker instead (rules.c).  Policy adaptive keeps its own state
+ * (adaptive.c) and runs ad_pre_ns before the scenario's t = 0 (t0), the
+ * delays held at their t = 0 values.  Clocks as in the module: the coarse
  * (tick) one for estimates, probes, ages and read(), the fine one for
  * samples, done_ns and busy_ns.
  */
@@ -411,7 +413,7 @@ static void done(struct sim *s, unsigned int slot, u64 t)
 	if (!s->cfg->rule.v1)
 		sample = nlat_bound_lat(sample, c->est.ewma);
 	c->sum += sample;
-	c->sum_u += lat * IO_UNITS(io->bytes);
+	c->sum_u += sample * IO_UNITS(io->bytes);
 	if (!c->wmin || sample < c->wmin)
 		c->wmin = sample;
 	c->nr++;
