@@ -51,7 +51,6 @@ static void ad_weigh(struct ad_set *a, unsigned int nr)
 
 		a->weight[i] = w ? w : 1;
 	}
-	a->folds++;
 }
 
 void adaptive_init(struct sim *s)

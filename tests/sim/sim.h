@@ -184,7 +184,6 @@ struct ad_set {
 	u64		ewma[MAXP];		/* ns (per 512 bytes); 0: none yet */
 	unsigned int	weight[MAXP], credits[MAXP];
 	unsigned int	cur;			/* the path picked last */
-	u64		folds;
 };
 
 struct result {
