@@ -61,14 +61,16 @@
  * a window (since its last completion, or since it became busy), read()
  * reports that time as its latency: a path that stops answering reads as
  * slow as it has kept us waiting, so new I/O leaves it within a window.
- * With no completion for stale_windows windows it is stalled:
+ * With no completion for its quiet time (stale_windows windows, or four
+ * times the group's mean latency if longer: slow is not dead) it is
+ * stalled:
  * read() says so and grants it no probe, so it gets nothing more until
  * the transport notices.  The time of the last completion is stored on
  * the in-flight line that every I/O writes anyway.
  *
  * Unproven.  Neither state can see a path that died while idle: the
  * first burst after idle would split over it by stale estimates.  A
- * quiet group (no completion for stale_windows windows) that is given
+ * quiet group (no completion for its quiet time) that is given
  * I/O reads unproven until it answers, and gets no probe: the user sends
  * it nothing more meanwhile, and may hold I/O while every candidate is
  * unproven.  The completion that ends a quiet spell calls the user's
@@ -93,12 +95,13 @@
  * +1 in issue, -1 in requeue, end_error or done.  read() adds the
  * group's requests made but not started (track hook, taken back in issue:
  * nlat_queued_inc()), so a plugged batch spreads as it is routed.
- * RQF_STATS marks a counted request: blk_mq_start_request() sets it just
- * before calling our issue hook, and we clear it when uncounting.  That
- * makes requeue (also called for requests never started) and done (called
- * twice for the data request of a flush sequence: before its ->end_io,
- * and when the sequence ends it) count once.  Clearing it after __blk_mq_end_request_acct() also
- * keeps blk-stat from adding that second end.  Passthrough is counted
+ * A bit in the request's tag byte (below) marks it counted: issue sets it
+ * for a request the block core started with RQF_STATS (which we keep on
+ * while attached), and whoever uncounts clears it with a cmpxchg.  That
+ * makes requeue (also called for requests never started), end_error and
+ * done (called twice for the data request of a flush sequence: before
+ * its ->end_io, and when the sequence ends it) count once, and leaves
+ * rq_flags, and so blk-stat, to the block core.  Passthrough is counted
  * where the block core starts it with RQF_STATS (6.1; 6.12 and 7.2 call
  * no rq_qos hook for it, and nvme-core counts it itself), never sampled.
  * Attach and detach link and unlink us with the queue frozen, so no
@@ -108,7 +111,9 @@
  * 128k request), while the path was chosen per bio: filed by the
  * request's size, the 4k cells would starve.  issue notes the class of
  * the request's first bio, the one routed, in a byte per driver tag
- * (nr_hw_queues x queue_depth bytes a queue), which done reads back.
+ * (nr_hw_queues x queue_depth bytes a queue), which done reads back.  A
+ * tag outside the table (hardware queues added since attach) is not
+ * counted.
  *
  * Lifetime.  Trackers are found by request_queue in nlat_hash: under RCU
  * by read(), under q->rq_qos_mutex by attach and detach; they are freed
@@ -259,6 +264,7 @@ struct nlat_group {
 	u64			busy_ns;	/* inflight went 0 -> 1 */
 	atomic_long_t		nbar;		/* sum of its queues' nbar */
 	u64			fold_ns;	/* last fold of any of them */
+	u64			lat_ewma;	/* all its samples: nlat_quiet_ns() */
 };
 
 struct nlat_queue {
@@ -275,7 +281,7 @@ struct nlat_queue {
 	u32			nbar;		/* nlat_nbar_fold(), by the fold */
 	u64			fold_ns;	/* last fold; the fold's only */
 	atomic_long_t		probes;		/* probes granted, ever */
-	u8			*tag_size;	/* [hctx][tag]: nlat_rq_size() */
+	u8			*tag_size;	/* [hctx][tag]: NLAT_TAG_* */
 	unsigned int		tag_hctxs;
 	unsigned int		tag_depth;
 	struct nlat_cell	cells[] ____cacheline_aligned_in_smp;
@@ -317,6 +323,13 @@ static const struct nlat_params *nlat_params_get(struct nlat_params *p)
 	p->min_samples = READ_ONCE(nlat_min_samples);
 	p->stale_windows = READ_ONCE(nlat_stale_windows);
 	return p;
+}
+
+/* How long @grp may go unanswered: nlat_quiet_ns() of its own latency. */
+static u64 nlat_group_quiet(struct nlat_group *grp,
+			    const struct nlat_params *p)
+{
+	return nlat_quiet_ns(nlat_ewma_ns(READ_ONCE(grp->lat_ewma)), p);
 }
 
 /* The user's waker (blk_nodelat_wake_ops); called under RCU. */
@@ -378,9 +391,12 @@ static struct nlat_queue *nlat_lookup(struct request_queue *q)
  * are stored with WRITE_ONCE().  A reader may pair a new ewma with the
  * old upd_ns or the reverse: that grants at most one needless probe.
  */
-/* Returns the ns of the samples that came in since the last fold. */
+/*
+ * Returns the ns of the samples that came in since the last fold, and adds
+ * their number to *@nr_new.
+ */
 static u64 nlat_fold_cell(struct nlat_queue *nq, unsigned int i, u64 now,
-			  const struct nlat_params *p)
+			  const struct nlat_params *p, u64 *nr_new)
 {
 	struct nlat_cell *c = &nq->cells[i];
 	struct nlat_est e = c->est;
@@ -404,6 +420,7 @@ static u64 nlat_fold_cell(struct nlat_queue *nq, unsigned int i, u64 now,
 	c->est.acc_nr = e.acc_nr;
 	sum -= c->seen_sum;
 	c->seen_sum += sum;
+	*nr_new += nr - c->seen_nr;
 	c->seen_nr = nr;
 	return sum;
 }
@@ -412,25 +429,31 @@ static void nlat_fold_work(struct work_struct *work)
 {
 	struct nlat_queue *nq = container_of(to_delayed_work(work),
 					     struct nlat_queue, fold_work);
+	struct nlat_group *grp = nq->grp;
 	struct nlat_params p;
-	u64 now = nlat_now(), sum = 0;
+	u64 now = nlat_now(), sum = 0, nr = 0;
 	unsigned int i;
 	u32 nbar;
 
 	nlat_params_get(&p);
 	for (i = 0; i < nq->nr_cells; i++)
-		sum += nlat_fold_cell(nq, i, now, &p);
+		sum += nlat_fold_cell(nq, i, now, &p, &nr);
+	/* the group's queues fold apart: a lost update only skips a mean */
+	if (nr)
+		WRITE_ONCE(grp->lat_ewma,
+			   nlat_ewma_update(READ_ONCE(grp->lat_ewma),
+					    div64_u64(sum, nr), p.hist_w, 1));
 	/* the first fold spans the window since the first completion */
 	if ((s64)(now - nq->fold_ns) > 0) {
 		nbar = nlat_nbar_fold(nq->nbar, sum,
 				      nq->fold_ns ? now - nq->fold_ns :
 						    p.window_ns,
 				      p.hist_w, p.window_ns);
-		atomic_long_add((long)nbar - nq->nbar, &nq->grp->nbar);
+		atomic_long_add((long)nbar - nq->nbar, &grp->nbar);
 		nq->nbar = nbar;
 	}
 	nq->fold_ns = now;
-	WRITE_ONCE(nq->grp->fold_ns, now);
+	WRITE_ONCE(grp->fold_ns, now);
 }
 
 static struct nlat_queue *nlat_alloc(struct request_queue *q)
@@ -491,17 +514,9 @@ static void nlat_free_rcu(struct rcu_head *head)
 	nlat_free(container_of(head, struct nlat_queue, rcu));
 }
 
-/* See "In flight" at the top. */
-static inline bool nlat_rq_counted(struct request *rq)
-{
-	return rq->rq_flags & RQF_STATS;
-}
-
-static void nlat_uncount(struct nlat_queue *nq, struct request *rq)
-{
-	rq->rq_flags &= ~RQF_STATS;
-	atomic_dec(&nq->grp->inflight);
-}
+/* A request's tag byte: its size class, and whether it is counted. */
+#define NLAT_TAG_SIZE		0x03
+#define NLAT_TAG_COUNTED	0x80
 
 /* Track and issue: the group's queued count, on the in-flight line. */
 static void nlat_queued_add(struct nlat_group *grp, bool inc)
@@ -517,10 +532,9 @@ static void nlat_queued_add(struct nlat_group *grp, bool inc)
 }
 
 /*
- * The size class a request's latency is filed under: its first bio's, the
- * one the path was chosen for (the rest merged into it).  issue notes it
- * by driver tag, which done still holds; the merged size where the tag
- * falls outside the table (hardware queues added since attach).
+ * @rq's tag byte: the size class its latency is filed under (its first
+ * bio's, the one the path was chosen for; the rest merged into it) and
+ * the counted bit.  NULL outside the table.
  */
 static u8 *nlat_tag_slot(struct nlat_queue *nq, struct request *rq)
 {
@@ -536,24 +550,25 @@ static bool nlat_rq_sampled(struct request *rq)
 	return req_op(rq) == REQ_OP_READ || req_op(rq) == REQ_OP_WRITE;
 }
 
-static void nlat_rq_size_note(struct nlat_queue *nq, struct request *rq)
+/*
+ * Uncount @rq if it is counted, once whoever calls (see "In flight" at
+ * the top); its tag byte to *@tag.  Issue wrote the byte before the
+ * driver saw the request.
+ */
+static bool nlat_uncount(struct nlat_queue *nq, struct request *rq, u8 *tag)
 {
-	u8 *slot = nlat_tag_slot(nq, rq);
+	u8 *slot = nlat_tag_slot(nq, rq), old;
 
-	if (slot)
-		WRITE_ONCE(*slot, nlat_size_class(rq->bio ?
-			   rq->bio->bi_iter.bi_size : blk_rq_bytes(rq)));
-}
-
-/* Issue wrote the slot before the driver saw the request. */
-static unsigned int nlat_rq_size(struct nlat_queue *nq, struct request *rq)
-{
-	u8 *slot = nlat_tag_slot(nq, rq);
-
-	if (slot)
-		return READ_ONCE(*slot);
-	return nlat_size_class(min_t(u64, (u64)blk_rq_stats_sectors(rq) <<
-					   SECTOR_SHIFT, UINT_MAX));
+	if (!slot)
+		return false;
+	old = READ_ONCE(*slot);
+	do {
+		if (!(old & NLAT_TAG_COUNTED))
+			return false;
+	} while (!try_cmpxchg(slot, &old, old & ~NLAT_TAG_COUNTED));
+	atomic_dec(&nq->grp->inflight);
+	*tag = old;
+	return true;
 }
 
 /* A bio got a new request (not a merge): it is routed, not yet started. */
@@ -565,12 +580,16 @@ static void nlat_rqos_track(struct rq_qos *rqos, struct request *rq,
 
 static void nlat_rqos_issue(struct rq_qos *rqos, struct request *rq)
 {
-	struct nlat_group *grp = nlat_rqos_to_nq(rqos)->grp;
+	struct nlat_queue *nq = nlat_rqos_to_nq(rqos);
+	struct nlat_group *grp = nq->grp;
+	u8 *slot = nlat_tag_slot(nq, rq), size = 0;
 
-	if (!nlat_rq_counted(rq))
+	if (!(rq->rq_flags & RQF_STATS) || !slot)
 		return;
 	if (nlat_rq_sampled(rq))
-		nlat_rq_size_note(nlat_rqos_to_nq(rqos), rq);
+		size = nlat_size_class(rq->bio ? rq->bio->bi_iter.bi_size :
+						 blk_rq_bytes(rq));
+	WRITE_ONCE(*slot, size | NLAT_TAG_COUNTED);
 	nlat_queued_add(grp, false);
 	if (atomic_inc_return(&grp->inflight) == 1)
 		WRITE_ONCE(grp->busy_ns, ktime_get_ns());
@@ -579,8 +598,9 @@ static void nlat_rqos_issue(struct rq_qos *rqos, struct request *rq)
 /* Before the block core resets the request to idle. */
 static void nlat_rqos_requeue(struct rq_qos *rqos, struct request *rq)
 {
-	if (nlat_rq_counted(rq))
-		nlat_uncount(nlat_rqos_to_nq(rqos), rq);
+	u8 tag;
+
+	nlat_uncount(nlat_rqos_to_nq(rqos), rq, &tag);
 }
 
 static void nlat_rqos_done(struct rq_qos *rqos, struct request *rq)
@@ -590,22 +610,24 @@ static void nlat_rqos_done(struct rq_qos *rqos, struct request *rq)
 	struct nlat_params p;
 	unsigned long flags;
 	unsigned int i;
+	u8 tag;
 
-	if (!nlat_rq_counted(rq))
+	if (!nlat_uncount(nq, rq, &tag))
 		return;
-	nlat_uncount(nq, rq);
 	now = ktime_get_ns();
 	/* on the line the uncount just wrote */
 	prev = READ_ONCE(nq->grp->done_ns);
 	WRITE_ONCE(nq->grp->done_ns, now);
-	if (unlikely(nlat_unproven(true, prev, now, nlat_params_get(&p))))
+	if (unlikely(nlat_unproven_for(true, prev, now,
+				       nlat_group_quiet(nq->grp,
+							nlat_params_get(&p)))))
 		nlat_answered(nq->grp);
 	if (!nlat_rq_sampled(rq))
 		return;
 
 	i = nlat_cell_idx(cpu_to_node(rq->mq_ctx->cpu),
 			  nlat_rw_class(req_op(rq) == REQ_OP_READ,
-					nlat_rq_size(nq, rq)));
+					tag & NLAT_TAG_SIZE));
 	/* the cell's line is read-mostly: only folds and probes write it */
 	lat = nlat_bound_lat(nlat_clamp_lat(now > start ? now - start : 0),
 			     READ_ONCE(nq->cells[i].est.ewma));
@@ -633,13 +655,11 @@ static void nlat_rqos_done(struct rq_qos *rqos, struct request *rq)
  */
 static void nlat_end_error(struct request *rq)
 {
-	struct rq_qos *rqos;
+	struct rq_qos *rqos = rq_qos_id(rq->q, NLAT_RQ_QOS_ID);
+	u8 tag;
 
-	if (!nlat_rq_counted(rq))
-		return;
-	rqos = rq_qos_id(rq->q, NLAT_RQ_QOS_ID);
 	if (rqos)
-		nlat_uncount(nlat_rqos_to_nq(rqos), rq);
+		nlat_uncount(nlat_rqos_to_nq(rqos), rq, &tag);
 }
 
 /* One cell as debugfs and sysfs print it: age -1 while it has no estimate. */
@@ -929,7 +949,7 @@ static bool nlat_read(struct request_queue *q, int node, unsigned int cls,
 	struct nlat_params p;
 	struct nlat_queue *nq;
 	struct nlat_cell *c;
-	u64 ewma, upd, probe, now, since, queued;
+	u64 ewma, upd, probe, now, since, queued, quiet;
 	u32 started;
 	bool busy;
 
@@ -959,13 +979,15 @@ static bool nlat_read(struct request_queue *q, int node, unsigned int cls,
 	since = max(READ_ONCE(nq->grp->done_ns), READ_ONCE(nq->grp->busy_ns));
 	/* only what was started can keep us waiting */
 	v->lat_ns = nlat_waited_lat(v->lat_ns, started, since, now, &p);
-	v->stalled = nlat_stalled(started, since, now, &p);
+	quiet = nlat_group_quiet(nq->grp, &p);
+	v->stalled = nlat_stalled_for(started, since, now, quiet);
+	v->started = started;
 	queued = atomic64_read(&nq->grp->queued);
 	v->inflight = started + nlat_queued_nr(queued, jiffies);
 	busy = started || nlat_queued_age(queued, jiffies) <=
 			  usecs_to_jiffies(READ_ONCE(nlat_window_usec));
-	v->unproven = nlat_unproven(busy, READ_ONCE(nq->grp->done_ns), now,
-				    &p);
+	v->unproven = nlat_unproven_for(busy, READ_ONCE(nq->grp->done_ns), now,
+					quiet);
 	/* nothing folded for a stale interval: that load is not the present */
 	if ((s64)(now - READ_ONCE(nq->grp->fold_ns)) <
 	    (s64)(p.stale_windows * p.window_ns))
@@ -1006,7 +1028,9 @@ static int nlat_emit(struct request_queue *q, char *buf, int at)
 	inflight = max(atomic_read(&nq->grp->inflight), 0);
 	since = max(READ_ONCE(nq->grp->done_ns), READ_ONCE(nq->grp->busy_ns));
 	at += sysfs_emit_at(buf, at, "inflight %d stalled %d probes %ld\n",
-			    inflight, nlat_stalled(inflight, since, now, &p),
+			    inflight,
+			    nlat_stalled_for(inflight, since, now,
+					     nlat_group_quiet(nq->grp, &p)),
 			    atomic_long_read(&nq->probes));
 	at += sysfs_emit_at(buf, at, "node class lat_nsec samples age_msec\n");
 	for_each_online_node(node) {

@@ -58,6 +58,7 @@ struct nlat_view {
 	bool	probe;		/* no fresh data: caller was granted a probe */
 	bool	stalled;	/* in flight, yet nothing completed for a while */
 	bool	unproven;	/* quiet, then given I/O: not answered since */
+	bool	started;	/* group's requests started, not completed */
 };
 
 struct request;

@@ -75,6 +75,7 @@
 #define NLAT_STALE_WINDOWS_MAX	1000U
 
 #define NLAT_PROBE_BACKOFF_MAX	1U	/* 4 windows << 1: 0.4 s by default */
+#define NLAT_QUIET_MULT		4U	/* quiet: this many own latencies */
 #define NLAT_PROBE_SAME_PCT	25U
 #define NLAT_OUTLIER_MULT	8U
 
@@ -230,30 +231,53 @@ static inline u64 nlat_waited_lat(u64 lat_ns, u32 inflight, u64 since,
 }
 
 /*
+ * How long a group may leave us without an answer before that means more
+ * than slowness: stale_windows windows, or NLAT_QUIET_MULT times its own
+ * latency @lat_ns (0: none known) if longer.  A path that answers in
+ * 300 ms is not dead for being silent 200 ms.
+ */
+static inline u64 nlat_quiet_ns(u64 lat_ns, const struct nlat_params *p)
+{
+	u64 base = (u64)p->stale_windows * p->window_ns;
+
+	if (lat_ns > NLAT_LAT_MAX_NS)
+		lat_ns = NLAT_LAT_MAX_NS;
+	return lat_ns * NLAT_QUIET_MULT > base ? lat_ns * NLAT_QUIET_MULT :
+						 base;
+}
+
+/*
  * A queue is stalled when it has requests in flight and answered nothing
- * for stale_windows windows (@since as above): a path that silently
+ * for @quiet_ns (nlat_quiet_ns(); @since as above): a path that silently
  * stopped answering.  It gets no more I/O while another path answers, and
  * no probe.
  */
-static inline bool nlat_stalled(u32 inflight, u64 since, u64 now,
-				const struct nlat_params *p)
+static inline bool nlat_stalled_for(u32 inflight, u64 since, u64 now,
+				    u64 quiet_ns)
 {
 	if (!inflight)
 		return false;
 	if ((s64)(now - since) <= 0)
 		return false;
-	return now - since >= (u64)p->stale_windows * p->window_ns;
+	return now - since >= quiet_ns;
+}
+
+/* nlat_stalled_for() a group of unknown latency */
+static inline bool nlat_stalled(u32 inflight, u64 since, u64 now,
+				const struct nlat_params *p)
+{
+	return nlat_stalled_for(inflight, since, now, nlat_quiet_ns(0, p));
 }
 
 /*
- * Quiet: no completion for stale_windows windows (@done: the last one,
- * 0 if none ever).  A quiet queue that is given I/O is unproven until it
- * answers: it may have died while idle, which nothing else can tell yet.
- * @busy: requests in flight, or made within the last window (a plugged
- * batch is routed before any of it starts).
+ * Quiet: no completion for @quiet_ns (@done: the last one, 0 if none
+ * ever).  A quiet queue that is given I/O is unproven until it answers:
+ * it may have died while idle, which nothing else can tell yet.  @busy:
+ * requests in flight, or made within the last window (a plugged batch is
+ * routed before any of it starts).
  */
-static inline bool nlat_unproven(bool busy, u64 done, u64 now,
-				 const struct nlat_params *p)
+static inline bool nlat_unproven_for(bool busy, u64 done, u64 now,
+				     u64 quiet_ns)
 {
 	if (!busy)
 		return false;
@@ -261,7 +285,14 @@ static inline bool nlat_unproven(bool busy, u64 done, u64 now,
 		return true;
 	if ((s64)(now - done) <= 0)
 		return false;
-	return now - done >= (u64)p->stale_windows * p->window_ns;
+	return now - done >= quiet_ns;
+}
+
+/* nlat_unproven_for() a group of unknown latency */
+static inline bool nlat_unproven(bool busy, u64 done, u64 now,
+				 const struct nlat_params *p)
+{
+	return nlat_unproven_for(busy, done, now, nlat_quiet_ns(0, p));
 }
 
 /*

@@ -709,6 +709,73 @@ static void test_unproven(void)
 }
 
 /*
+ * Slow is not dead: a group's quiet time scales with its own latency
+ * (NLAT_QUIET_MULT of it, at least stale_windows windows).  Two live paths
+ * answering in 300 ms, 5 I/Os a second each: a 250 ms gap between answers
+ * is how such a path answers, not a silence; with the fixed 200 ms every
+ * such gap made a busy path unproven, then stalled, and held I/O for a
+ * round trip.  A 1 ms path keeps the 200 ms.
+ */
+static void test_quiet_relative(void)
+{
+	struct nlat_params p = defaults();
+	u64 base = (u64)p.stale_windows * p.window_ns, now = 100 * SEC;
+
+	CHECK(nlat_quiet_ns(0, &p) == base, "unknown latency: the base");
+	CHECK(nlat_quiet_ns(1 * MS, &p) == base, "fast path: the base");
+	CHECK(nlat_quiet_ns(300 * MS, &p) == 1200 * MS, "%llu",
+	      (unsigned long long)nlat_quiet_ns(300 * MS, &p));
+	CHECK(nlat_quiet_ns(~0ULL, &p) == NLAT_LAT_MAX_NS * NLAT_QUIET_MULT,
+	      "capped");
+	/* a 300 ms path, 250 ms since its last answer, a request out */
+	CHECK(nlat_unproven(true, now - 250 * MS, now, &p), "the fixed rule");
+	CHECK(!nlat_unproven_for(true, now - 250 * MS, now,
+				 nlat_quiet_ns(300 * MS, &p)), "slow, alive");
+	CHECK(!nlat_stalled_for(3, now - 250 * MS, now,
+				nlat_quiet_ns(300 * MS, &p)), "slow, alive");
+	CHECK(nlat_stalled_for(3, now - 1200 * MS, now,
+			       nlat_quiet_ns(300 * MS, &p)), "silent 4x");
+	CHECK(nlat_unproven_for(true, now - 1200 * MS, now,
+				nlat_quiet_ns(300 * MS, &p)), "quiet 4x");
+	CHECK(nlat_stalled(1, now - base, now, &p) ==
+	      nlat_stalled_for(1, now - base, now, nlat_quiet_ns(0, &p)), "");
+}
+
+/*
+ * Random histories: a group whose latency L (100 us .. 2 s) is learned
+ * from fold means of samples within [L/2, 3L/2], as the fold learns
+ * lat_ewma, is checked at random moments.  Live (its last answer at most
+ * 2L ago, or within the base quiet time) it is never unproven or
+ * stalled; silent for max(base, 6L) it always is both, however slow.
+ */
+static void test_quiet_histories(void)
+{
+	struct nlat_params p = defaults();
+	u64 base = (u64)p.stale_windows * p.window_ns, now = 10 * SEC;
+	unsigned int i, k, live_bad = 0, dead_bad = 0;
+
+	for (i = 0; i < 2000; i++) {
+		u64 lat = rnd_range(100 * US, 2 * SEC), ewma = 0, q, gap;
+
+		for (k = 0; k < 1 + rnd_range(0, 40); k++)
+			ewma = nlat_ewma_update(ewma, rnd_range(lat / 2, lat * 3 / 2),
+						p.hist_w, 1);
+		q = nlat_quiet_ns(nlat_ewma_ns(ewma), &p);
+		now += rnd_range(1 * MS, 10 * SEC);
+		gap = rnd_range(0, 2 * lat > base ? 2 * lat : base - 1);
+		if (nlat_unproven_for(true, now - gap, now, q) ||
+		    nlat_stalled_for(1, now - gap, now, q))
+			live_bad++;
+		gap = 6 * lat > base ? 6 * lat : base;
+		if (!nlat_unproven_for(true, now - gap, now, q) ||
+		    !nlat_stalled_for(1, now - gap, now, q))
+			dead_bad++;
+	}
+	CHECK(!live_bad, "%u live histories read unproven or stalled", live_bad);
+	CHECK(!dead_bad, "%u silent histories did not", dead_bad);
+}
+
+/*
  * Two paths, a closed loop of @qd threads, latencies fixed by the scenario
  * with +-10% noise; a path's "fold work" is queued by its first completion
  * after a fold and runs one window later, as in the module.
@@ -1086,6 +1153,8 @@ static const struct {
 	{ "queued",		test_queued },
 	{ "plug_batch",		test_plug_batch },
 	{ "unproven",		test_unproven },
+	{ "quiet_relative",	test_quiet_relative },
+	{ "quiet_histories",	test_quiet_histories },
 	{ "cmp_stalled",	test_cmp_stalled },
 	{ "acc_torn",		test_acc_torn },
 	{ "sim_swap",		test_sim_swap },
