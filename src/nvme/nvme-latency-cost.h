@@ -44,6 +44,7 @@ struct nvme_lat_cand {
 	u32	nbar;		/* mean in flight measured, 1/NLAT_NBAR_ONE */
 	bool	stalled;	/* in flight, nothing completing */
 	bool	unproven;	/* given I/O after a quiet spell, no answer yet */
+	bool	started;	/* requests started on it: an answer will come */
 };
 
 static inline u64 nvme_lat_cost(const struct nvme_lat_cand *c)

@@ -4,8 +4,10 @@
  *
  *	nvme_latency_path	the path chosen for a (head, node) changed
  *	nvme_latency_probe	the tracker granted a path a probe I/O
+ *	nvme_latency_hold	a bio waits: every candidate path is unproven
+ *	nvme_latency_release	the head's requeue work resubmits what it held
  *
- * Neither fires per I/O otherwise.  Arguments: head (hn), old (on) and
+ * The first two do not fire per I/O otherwise.  Arguments: head (hn), old (on) and
  * new (nn) path names; "head" would shadow a local of perf's handler.  Each names the head, the submitting
  * node, the I/O size class, the old and new path ("-": none) with their
  * estimate and in-flight count.  Disabled, each costs a static branch.
@@ -69,6 +71,31 @@ DEFINE_EVENT(nvme_latency_change, nvme_latency_probe,
 		 const char *on, const struct nvme_lat_cand *oc,
 		 const char *nn, const struct nvme_lat_cand *nc),
 	TP_ARGS(hn, node, cls, on, oc, nn, nc)
+);
+
+/* @held: the head's bios held, after the hold or before the release */
+DECLARE_EVENT_CLASS(nvme_latency_held,
+	TP_PROTO(const char *hn, unsigned int held),
+	TP_ARGS(hn, held),
+	TP_STRUCT__entry(
+		__array(char,		head,	DISK_NAME_LEN)
+		__field(unsigned int,	held)
+	),
+	TP_fast_assign(
+		strscpy(__entry->head, hn, DISK_NAME_LEN);
+		__entry->held = held;
+	),
+	TP_printk("%s held=%u", __entry->head, __entry->held)
+);
+
+DEFINE_EVENT(nvme_latency_held, nvme_latency_hold,
+	TP_PROTO(const char *hn, unsigned int held),
+	TP_ARGS(hn, held)
+);
+
+DEFINE_EVENT(nvme_latency_held, nvme_latency_release,
+	TP_PROTO(const char *hn, unsigned int held),
+	TP_ARGS(hn, held)
 );
 
 #endif /* _TRACE_NVME_LATENCY_H */

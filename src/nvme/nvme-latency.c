@@ -19,8 +19,10 @@
  * none completing) loses to any path that answers.  So does one given
  * I/O after a quiet spell and not answering yet (unproven: it may have
  * died idle); when every candidate is, the bio waits on the head's
- * requeue list until one answers (the tracker's waker kicks the lists),
- * so a dead path parks one I/O, not its share of a burst.  The choice is
+ * requeue list until one answers (the tracker's waker kicks the heads
+ * holding I/O on that controller), so a dead path parks one I/O, not its
+ * share of a burst.  Quiet is relative to the path's own latency: slow is
+ * not dead.  Passthrough is placed by load alone.  The choice is
  * never cached: it is made per I/O from per-path numbers that the
  * completion side updates once per window.
  *
@@ -59,6 +61,8 @@
  */
 
 #include <linux/async.h>
+#include <linux/blkdev.h>
+#include <linux/hashtable.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
@@ -75,8 +79,14 @@
 
 #define NVME_LAT_RETRY_MIN_SEC	1
 #define NVME_LAT_RETRY_MAX_SEC	10
-/* held I/O is routed again this often whatever the waker says */
-#define NVME_LAT_HOLD_RECHECK	(HZ / 50)
+/*
+ * Held I/O is routed again after this, whatever the waker says: at once
+ * where no candidate has a request started (nothing will answer), else as
+ * a safety net behind the answers and the transport's own kicks.
+ */
+#define NVME_LAT_RECHECK_IDLE	(HZ / 50)
+#define NVME_LAT_RECHECK_BUSY	HZ
+#define NVME_LAT_HOLD_BITS	6
 
 /* A path whose attach failed; listed until tracked or removed. */
 struct nvme_lat_pending {
@@ -84,6 +94,24 @@ struct nvme_lat_pending {
 	struct nvme_ns		*ns;
 	int			err;
 	unsigned int		tried;	/* nvme_lat_retry_seq of its last retry */
+};
+
+/*
+ * A head that has held bios (nvme_latency_hold()).  Listed on
+ * nvme_lat_holding from a hold to the kick that releases it, where the
+ * waker finds it.  Freed when the head loses its last path or leaves the
+ * policy; until then the head is alive (its paths hold references), so
+ * the waker may kick it.
+ */
+struct nvme_lat_hold {
+	struct hlist_node	node;		/* nvme_lat_holds, by head */
+	struct list_head	entry;		/* nvme_lat_holding, if held */
+	struct nvme_ns_head	*head;
+	unsigned int		held;		/* held, not released yet */
+	unsigned long		total;		/* ever */
+	int			cpu;		/* of the last hold */
+	bool			kicking;	/* recheck queued to run now */
+	struct delayed_work	recheck;	/* kicks requeue_work on @cpu */
 };
 
 /* The I/O path's view of the tracker; publishing under nvme_lat_ops_mutex. */
@@ -94,9 +122,15 @@ static DEFINE_MUTEX(nvme_lat_ops_mutex);
  * Written under nvme_lat_ops_mutex.
  */
 static const struct blk_nodelat_wake_ops *nvme_lat_wake_ops;
-static bool nvme_lat_holding;		/* held I/O since the last release */
-static void nvme_lat_release_fn(struct work_struct *work);
-static DECLARE_DELAYED_WORK(nvme_lat_release_work, nvme_lat_release_fn);
+
+/*
+ * Hold records.  nvme_lat_hold_lock is taken from completion context (the
+ * waker): irq-safe; it nests inside head->requeue_lock.
+ */
+static DEFINE_HASHTABLE(nvme_lat_holds, NVME_LAT_HOLD_BITS);
+static LIST_HEAD(nvme_lat_holding);
+static DEFINE_SPINLOCK(nvme_lat_hold_lock);
+static unsigned int nvme_lat_nr_holds;	/* records; READ_ONCE() to skip */
 
 static LIST_HEAD(nvme_lat_pending);
 static DEFINE_SPINLOCK(nvme_lat_pending_lock);
@@ -145,50 +179,231 @@ static bool nvme_lat_wanted(struct nvme_ns *ns)
 	       READ_ONCE(ns->ctrl->subsys->iopolicy) == NVME_IOPOLICY_LAT;
 }
 
-/* Resubmit all held I/O: each is routed, or held, again. */
-static void nvme_lat_release_fn(struct work_struct *work)
+/* @head's record, or NULL; under nvme_lat_hold_lock. */
+static struct nvme_lat_hold *nvme_lat_hold_find(struct nvme_ns_head *head)
 {
-	WRITE_ONCE(nvme_lat_holding, false);
-	/* before the kicks: I/O held after them marks again */
-	smp_mb();
-	nvme_lat_kick_heads();
-}
+	struct nvme_lat_hold *h;
 
-/* Any context: resubmit held I/O now, if there is any. */
-static void nvme_lat_release(void)
-{
-	if (READ_ONCE(nvme_lat_holding))
-		mod_delayed_work(system_percpu_wq, &nvme_lat_release_work, 0);
+	lockdep_assert_held(&nvme_lat_hold_lock);
+	hash_for_each_possible(nvme_lat_holds, h, node, (unsigned long)head)
+		if (h->head == head)
+			return h;
+	return NULL;
 }
 
 /*
- * Held I/O waits for a path to answer (nvme_lat_cmp()'s unproven): the
- * tracker calls us, from completion context, when one does.
+ * Run @h's recheck after @delay, on @h->cpu while it is online; never
+ * later than a kick already queued.  Under nvme_lat_hold_lock.
  */
-static void nvme_lat_answered(const void *group)
+static void nvme_lat_recheck_in(struct nvme_lat_hold *h, unsigned long delay)
 {
-	nvme_lat_release();
+	int cpu = cpu_online(h->cpu) ? h->cpu : WORK_CPU_UNBOUND;
+
+	lockdep_assert_held(&nvme_lat_hold_lock);
+	if (h->kicking)
+		return;
+	h->kicking = !delay;
+	kblockd_mod_delayed_work_on(cpu, &h->recheck, delay);
+}
+
+/* What @h's head holds is about to be resubmitted; under the lock. */
+static void nvme_lat_released(struct nvme_lat_hold *h)
+{
+	lockdep_assert_held(&nvme_lat_hold_lock);
+	if (h->held) {
+		trace_nvme_latency_release(h->head->disk->disk_name, h->held);
+		h->held = 0;
+		list_del(&h->entry);
+	}
+}
+
+/*
+ * Resubmit what @h's head holds, from kblockd (as failover) and on the
+ * CPU that held it last, so that it is routed (and sampled) for the
+ * submitter's node: each bio is routed, or held, again.  Under the lock.
+ */
+static void nvme_lat_kick(struct nvme_lat_hold *h)
+{
+	nvme_lat_released(h);
+	nvme_lat_recheck_in(h, 0);
+}
+
+static void nvme_lat_recheck_fn(struct work_struct *work)
+{
+	struct nvme_lat_hold *h = container_of(to_delayed_work(work),
+					       struct nvme_lat_hold, recheck);
+	unsigned long flags;
+
+	/* freeing @h cancels us first: the head is still there */
+	spin_lock_irqsave(&nvme_lat_hold_lock, flags);
+	h->kicking = false;
+	nvme_lat_released(h);
+	spin_unlock_irqrestore(&nvme_lat_hold_lock, flags);
+	/* kblockd is per CPU: the requeue work runs here */
+	kblockd_schedule_work(&h->head->requeue_work);
+}
+
+/*
+ * A path answered after a quiet spell: resubmit what the heads holding
+ * I/O on one of @ctrl's paths hold.  Completion context; head->srcu
+ * readers are allowed there, and no holding head can be freed while
+ * nvme_lat_hold_lock is held (see struct nvme_lat_hold).
+ */
+static void nvme_lat_answered(const void *ctrl)
+{
+	struct nvme_lat_hold *h, *next;
+	struct nvme_ns *ns;
+	unsigned long flags;
+	bool on_ctrl;
+	int idx;
+
+	spin_lock_irqsave(&nvme_lat_hold_lock, flags);
+	list_for_each_entry_safe(h, next, &nvme_lat_holding, entry) {
+		on_ctrl = false;
+		idx = srcu_read_lock(&h->head->srcu);
+		list_for_each_entry_srcu(ns, &h->head->list, siblings,
+					 srcu_read_lock_held(&h->head->srcu)) {
+			if (ns->ctrl == ctrl) {
+				on_ctrl = true;
+				break;
+			}
+		}
+		srcu_read_unlock(&h->head->srcu, idx);
+		if (on_ctrl)
+			nvme_lat_kick(h);
+	}
+	spin_unlock_irqrestore(&nvme_lat_hold_lock, flags);
 }
 
 static const struct blk_nodelat_waker nvme_lat_waker = {
 	.answered	= nvme_lat_answered,
 };
 
-/*
- * A bio went on its head's requeue list: every candidate is unproven.  The
- * caller reads the paths again afterwards and kicks the list if one has
- * answered meanwhile.  A path can also read unproven for a window with
- * nothing in flight (a request made and never started, as an empty
- * flush): no answer comes then, so held I/O is also routed again after
- * NVME_LAT_HOLD_RECHECK.
- */
-void nvme_lat_hold(void)
+/* Resubmit what every head holds: nothing may be held any more. */
+static void nvme_lat_release_all(void)
 {
-	WRITE_ONCE(nvme_lat_holding, true);
-	/* pairs with nlat_answered()'s: it sees the mark, or we its answer */
-	smp_mb();
-	queue_delayed_work(system_percpu_wq, &nvme_lat_release_work,
-			   NVME_LAT_HOLD_RECHECK);
+	struct nvme_lat_hold *h, *next;
+	unsigned long flags;
+
+	spin_lock_irqsave(&nvme_lat_hold_lock, flags);
+	list_for_each_entry_safe(h, next, &nvme_lat_holding, entry)
+		nvme_lat_kick(h);
+	spin_unlock_irqrestore(&nvme_lat_hold_lock, flags);
+}
+
+/*
+ * Resubmit what @head holds: a path of it went (what it held may wait for
+ * that path), or one answered before its last hold was recorded.
+ */
+void nvme_lat_release_head(struct nvme_ns_head *head)
+{
+	struct nvme_lat_hold *h;
+	unsigned long flags;
+
+	spin_lock_irqsave(&nvme_lat_hold_lock, flags);
+	h = nvme_lat_hold_find(head);
+	if (h)
+		nvme_lat_kick(h);
+	spin_unlock_irqrestore(&nvme_lat_hold_lock, flags);
+}
+
+/*
+ * Forget @head's record, if it has one, after kicking its requeue work:
+ * it leaves the policy or loses its last path.  Sleeps.
+ */
+static void nvme_lat_hold_free(struct nvme_ns_head *head)
+{
+	struct nvme_lat_hold *h;
+	unsigned long flags;
+
+	if (!READ_ONCE(nvme_lat_nr_holds))
+		return;
+	spin_lock_irqsave(&nvme_lat_hold_lock, flags);
+	h = nvme_lat_hold_find(head);
+	if (h) {
+		nvme_lat_released(h);
+		hash_del(&h->node);
+		WRITE_ONCE(nvme_lat_nr_holds, nvme_lat_nr_holds - 1);
+	}
+	spin_unlock_irqrestore(&nvme_lat_hold_lock, flags);
+	if (!h)
+		return;
+	cancel_delayed_work_sync(&h->recheck);
+	kblockd_schedule_work(&head->requeue_work);
+	kfree(h);
+}
+
+/**
+ * nvme_lat_hold() - put @bio on @head's requeue list until a path answers
+ * @head: the multipath head
+ * @bio: a bio every candidate path of which is unproven (nvme_lat_cmp())
+ * @busy: a candidate has requests started, whose answer will kick us
+ *
+ * The bio loses REQ_NOWAIT and REQ_POLLED, as nvme_failover_req() has its
+ * bios lose them: kblockd resubmits it, in no submitter's context.
+ * Returns false, holding nothing, when no record could be allocated.
+ */
+bool nvme_lat_hold(struct nvme_ns_head *head, struct bio *bio, bool busy)
+{
+	struct nvme_lat_hold *h, *new = NULL;
+	unsigned long flags;
+
+again:
+	spin_lock_irqsave(&head->requeue_lock, flags);
+	spin_lock(&nvme_lat_hold_lock);
+	h = nvme_lat_hold_find(head);
+	if (!h && new) {
+		h = new;
+		new = NULL;
+		hash_add(nvme_lat_holds, &h->node, (unsigned long)head);
+		WRITE_ONCE(nvme_lat_nr_holds, nvme_lat_nr_holds + 1);
+	}
+	if (h) {
+		if (bio->bi_opf & REQ_POLLED) {
+			bio->bi_opf &= ~REQ_POLLED;
+			bio->bi_cookie = BLK_QC_T_NONE;
+		}
+		bio->bi_opf &= ~REQ_NOWAIT;
+		bio_list_add(&head->requeue_list, bio);
+		if (!h->held++)
+			list_add_tail(&h->entry, &nvme_lat_holding);
+		h->total++;
+		h->cpu = raw_smp_processor_id();
+		nvme_lat_recheck_in(h, busy ? NVME_LAT_RECHECK_BUSY :
+					      NVME_LAT_RECHECK_IDLE);
+		trace_nvme_latency_hold(head->disk->disk_name, h->held);
+	}
+	spin_unlock(&nvme_lat_hold_lock);
+	spin_unlock_irqrestore(&head->requeue_lock, flags);
+	if (h) {
+		kfree(new);
+		return true;
+	}
+	/* submission context, maybe a reclaim's: no sleep, no reserves */
+	new = kzalloc_obj(*new, GFP_NOWAIT | __GFP_NOWARN);
+	if (!new)
+		return false;
+	new->head = head;
+	INIT_DELAYED_WORK(&new->recheck, nvme_lat_recheck_fn);
+	goto again;
+}
+
+/* Bios @head holds now and ever, for its paths' sysfs attribute. */
+static void nvme_lat_held(struct nvme_ns_head *head, unsigned int *now,
+			  unsigned long *total)
+{
+	struct nvme_lat_hold *h;
+	unsigned long flags;
+
+	*now = 0;
+	*total = 0;
+	spin_lock_irqsave(&nvme_lat_hold_lock, flags);
+	h = nvme_lat_hold_find(head);
+	if (h) {
+		*now = h->held;
+		*total = h->total;
+	}
+	spin_unlock_irqrestore(&nvme_lat_hold_lock, flags);
 }
 
 bool nvme_lat_may_hold(void)
@@ -243,7 +458,7 @@ static void nvme_lat_unpublish_idle(const struct blk_nodelat_ops *ops)
 		}
 		symbol_put(blk_nodelat_ops);
 		/* nothing reads unproven now: resubmit what was held */
-		nvme_lat_release();
+		nvme_lat_release_all();
 	}
 	mutex_unlock(&nvme_lat_ops_mutex);
 }
@@ -299,14 +514,15 @@ static void nvme_lat_pend(struct nvme_ns *ns, int err)
 	struct nvme_lat_pending *p, *new;
 	bool first;
 
-	new = kzalloc_obj(*new, GFP_KERNEL);
+	/* a path dropped here would never be retried; no lock is held */
+	new = kzalloc_obj(*new, GFP_KERNEL | __GFP_NOFAIL);
 	spin_lock(&nvme_lat_pending_lock);
 	p = nvme_lat_find(ns);
 	first = !p;
 	if (p)
 		p->err = err;
 	/* under the lock: nvme_lat_unpend() runs after REMOVING is set */
-	if (first && new && nvme_lat_wanted(ns)) {
+	if (first && nvme_lat_wanted(ns)) {
 		new->ns = ns;
 		new->err = err;
 		list_add_tail(&new->entry, &nvme_lat_pending);
@@ -392,10 +608,10 @@ static void nvme_lat_retry_fn(struct work_struct *work)
 	spin_lock(&nvme_lat_pending_lock);
 	again = !list_empty(&nvme_lat_pending);
 	if (again)
-		nvme_lat_retry_sec = min(nvme_lat_retry_sec * 2,
-					 NVME_LAT_RETRY_MAX_SEC);
+		WRITE_ONCE(nvme_lat_retry_sec,
+			   min(nvme_lat_retry_sec * 2, NVME_LAT_RETRY_MAX_SEC));
 	else
-		nvme_lat_retry_sec = NVME_LAT_RETRY_MIN_SEC;
+		WRITE_ONCE(nvme_lat_retry_sec, NVME_LAT_RETRY_MIN_SEC);
 	spin_unlock(&nvme_lat_pending_lock);
 	if (again)
 		nvme_lat_retry_later();
@@ -419,7 +635,7 @@ static struct nvme_ns **nvme_lat_paths(struct nvme_subsystem *subsys)
 			n++;
 	mutex_unlock(&subsys->lock);
 
-	paths = kcalloc(n + 1, sizeof(*paths), GFP_KERNEL);
+	paths = kvcalloc(n + 1, sizeof(*paths), GFP_KERNEL);
 	if (!paths)
 		return NULL;
 	mutex_lock(&subsys->lock);
@@ -443,7 +659,7 @@ static void nvme_lat_put_paths(struct nvme_ns **paths)
 
 	for (p = paths; *p; p++)
 		nvme_put_ns(*p);
-	kfree(paths);
+	kvfree(paths);
 }
 
 /**
@@ -482,7 +698,14 @@ int nvme_lat_set_iopolicy(struct nvme_subsystem *subsys, int policy)
 
 	idx = srcu_read_lock(&nvme_lat_srcu);
 	paths = nvme_lat_paths(subsys);
-	for (p = paths; p && *p; p++) {
+	if (!paths) {
+		/* as if never written: no path is left half switched */
+		xchg(&subsys->iopolicy, old);
+		srcu_read_unlock(&nvme_lat_srcu, idx);
+		old = -ENOMEM;
+		goto out;
+	}
+	for (p = paths; *p; p++) {
 		if (policy == NVME_IOPOLICY_LAT) {
 			ret = nvme_lat_attach(ops, *p);
 			if (ret)
@@ -491,17 +714,13 @@ int nvme_lat_set_iopolicy(struct nvme_subsystem *subsys, int policy)
 		}
 		nvme_lat_unpend(*p);
 		ops->detach((*p)->queue);
+		/* held bios go out under the new policy */
+		nvme_lat_hold_free((*p)->head);
 	}
 	srcu_read_unlock(&nvme_lat_srcu, idx);
-	if (paths)
-		nvme_lat_put_paths(paths);
-	else
-		pr_warn("nvme: %s: no memory to walk the paths for the iopolicy\n",
-			subsys->subnqn);
-	if (policy != NVME_IOPOLICY_LAT) {
+	nvme_lat_put_paths(paths);
+	if (policy != NVME_IOPOLICY_LAT)
 		nvme_lat_unpublish_idle(ops);
-		nvme_lat_release();
-	}
 out:
 	if (ops)
 		symbol_put(blk_nodelat_ops);
@@ -537,8 +756,11 @@ void nvme_lat_remove_path(struct nvme_ns *ns)
 	const struct blk_nodelat_ops *ops = symbol_get(blk_nodelat_ops);
 
 	nvme_lat_unpend(ns);
-	/* held I/O may wait for this path to answer */
-	nvme_lat_release();
+	/* held I/O may wait for this path to answer: route it again */
+	if (list_empty(&ns->head->list))
+		nvme_lat_hold_free(ns->head);
+	else if (READ_ONCE(nvme_lat_nr_holds))
+		nvme_lat_release_head(ns->head);
 	if (!ops)
 		return;
 	ops->detach(ns->queue);
@@ -591,6 +813,7 @@ enum nvme_lat_read_ret nvme_lat_read(struct nvme_ns *ns, int node,
 	c->nbar = v.nbar;
 	c->stalled = v.stalled;
 	c->unproven = v.unproven;
+	c->started = v.started;
 	if (!tracked)
 		return NVME_LAT_UNTRACKED;
 	return v.probe ? NVME_LAT_PROBE : NVME_LAT_TRACKED;
@@ -620,11 +843,32 @@ bool nvme_lat_attr_visible(struct device *dev)
 	return disk->fops != &nvme_ns_head_ops && ns->head->disk;
 }
 
+/* Append the head's held counts to the first line of @buf (length @len). */
+static int nvme_lat_emit_held(struct nvme_ns_head *head, char *buf, int len)
+{
+	char *nl = memchr(buf, '\n', len), extra[48];
+	unsigned long total;
+	unsigned int now;
+	int n;
+
+	if (!nl)
+		return len;
+	nvme_lat_held(head, &now, &total);
+	n = scnprintf(extra, sizeof(extra), " held %u held_total %lu", now,
+		      total);
+	if (len + n >= PAGE_SIZE)
+		return len;
+	memmove(nl + n, nl, buf + len - nl);
+	memcpy(nl, extra, n);
+	return len + n;
+}
+
 /*
- * "inflight N stalled 0|1 probes N", then "node class lat_nsec samples
- * age_msec" and a line per online node and class, while the subsystem
- * uses the policy; "untracked" for a path without a tracker, nothing
- * under other policies (as queue_depth, upstream).
+ * "inflight N stalled 0|1 probes N held N held_total N", then "node class
+ * lat_nsec samples age_msec" and a line per online node and class, while
+ * the subsystem uses the policy; "untracked" for a path without a
+ * tracker, nothing under other policies (as queue_depth, upstream).  The
+ * held counts are the head's: bios waiting now, and ever.
  */
 static ssize_t nvme_lat_attr_show(struct device *dev,
 				  struct device_attribute *attr, char *buf)
@@ -650,7 +894,7 @@ static ssize_t nvme_lat_attr_show(struct device *dev,
 	symbol_put(blk_nodelat_info_ops);
 	if (len < 0)
 		return sysfs_emit(buf, "untracked\n");
-	return len;
+	return nvme_lat_emit_held(ns->head, buf, len);
 }
 
 struct device_attribute nvme_lat_attr =
@@ -704,5 +948,14 @@ void nvme_lat_exit(void)
 {
 	/* every path is gone: nothing is pending, nothing re-arms the work */
 	cancel_delayed_work_sync(&nvme_lat_retry_work);
-	cancel_delayed_work_sync(&nvme_lat_release_work);
+	/* the tracker must not keep a pointer into this module */
+	mutex_lock(&nvme_lat_ops_mutex);
+	if (WARN_ON_ONCE(nvme_lat_wake_ops)) {
+		nvme_lat_wake_ops->set_waker(NULL);
+		WRITE_ONCE(nvme_lat_wake_ops, NULL);
+		symbol_put(blk_nodelat_wake_ops);
+	}
+	mutex_unlock(&nvme_lat_ops_mutex);
+	/* each head's last path freed its record */
+	WARN_ON_ONCE(READ_ONCE(nvme_lat_nr_holds));
 }

@@ -47,10 +47,9 @@ enum nvme_lat_read_ret nvme_lat_read(struct nvme_ns *ns, int node,
 				     struct nvme_lat_cand *c);
 void nvme_lat_end_error(struct request *req);
 bool nvme_lat_may_hold(void);
-void nvme_lat_hold(void);
+bool nvme_lat_hold(struct nvme_ns_head *head, struct bio *bio, bool busy);
+void nvme_lat_release_head(struct nvme_ns_head *head);
 void nvme_lat_exit(void);
-/* in core.c: the heads live on its list of subsystems */
-void nvme_lat_kick_heads(void);
 
 /* /sys/block/<path>/latency, in nvme-core's namespace attributes */
 extern struct device_attribute nvme_lat_attr;
