@@ -4,19 +4,20 @@
 #
 #   make modules [KVER=<release>] [KSRC=<tree or tarball>]  build into out/KVER/
 #   make demo                 show the latency policy at work in the VM lab
-#   make check                unit tests, then build tests on each Debian
-#                             series, VM tests on bookworm and sid,
-#                             package tests on bookworm (installs what it
-#                             needs);
+#   make check                unit tests, then build tests on each lab
+#                             root (bookworm, trixie, sid and the two
+#                             backports kernels), VM tests on bookworm
+#                             and trixie-backports (6.1 and 7.3), package
+#                             tests on bookworm (installs what it needs);
 #                             SUITES="trixie" for one of them;
 #                             KERNEL=debug: the VM scenarios on the lab's
 #                             lockdep/KASAN/kmemleak kernel
 #   make check-long           what check leaves out for CI's 90 minutes:
-#                             (LONG=1) the switch storms and the stress
-#                             (nvme/017, 019, 030), the two-release kernel
-#                             and package upgrade cycle (pkg/010); trixie's
-#                             VM scenarios, trixie's and sid's package
-#                             tests
+#                             (LONG=1) the switch storms, the stress and
+#                             more sequenced seeds (nvme/017, 019, 030,
+#                             050, 052), the package tests marked LONG
+#                             (pkg/010, 013, 015, 016); the other roots'
+#                             VM scenarios and package tests
 #   make bench                policy comparison table in the VM lab
 #   make sim                  the policy simulator's grid (tests/sim)
 #   make blktests             upstream blktests' nvme group, stock nvme-core
