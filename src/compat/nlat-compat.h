@@ -40,6 +40,12 @@
 #if NLAT_SINCE(6, 14)
 #define NLAT_HAVE_FREEZE_MEMFLAGS
 #endif
+#if NLAT_SINCE(6, 13)
+#define NLAT_HAVE_FREEZE_NON_OWNER
+#endif
+#if NLAT_SINCE(6, 17) && !defined(NLAT_HAVE_PERCPU_WQ)
+#define NLAT_HAVE_PERCPU_WQ
+#endif
 #if NLAT_SINCE(6, 5)
 #define NLAT_HAVE_RQ_QOS_MUTEX
 #endif
@@ -102,51 +108,48 @@ static inline void nlat_qos_list_unlock(struct request_queue *q)
 }
 #endif
 
-/*
- * 6.14: blk_mq_freeze_queue() returns the memalloc_noio flags that
- * blk_mq_unfreeze_queue() restores.  Before, nothing was saved.
- */
-#ifdef NLAT_HAVE_FREEZE_MEMFLAGS
-static inline unsigned int nlat_freeze(struct request_queue *q)
-{
-	return blk_mq_freeze_queue(q);
-}
-
-static inline void nlat_unfreeze(struct request_queue *q, unsigned int memflags)
-{
-	blk_mq_unfreeze_queue(q, memflags);
-}
+/* 6.17 named the per-CPU system workqueue; 7.2 warns on system_wq. */
+#ifdef NLAT_HAVE_PERCPU_WQ
+#define nlat_wq		system_percpu_wq
 #else
-static inline unsigned int nlat_freeze(struct request_queue *q)
-{
-	blk_mq_freeze_queue(q);
-	return 0;
-}
-
-static inline void nlat_unfreeze(struct request_queue *q, unsigned int memflags)
-{
-	blk_mq_unfreeze_queue(q);
-}
+#define nlat_wq		system_wq
 #endif
 
 /*
- * Freeze @q, waiting at most @ms for its requests to drain; on timeout undo
- * the freeze and return false.  Built from the exported start and wait
- * helpers, which every supported release has; memflags as nlat_freeze().
+ * Freezes a caller starts on many queues, waits for and undoes: the
+ * caller keeps memalloc_noio itself.  6.13 made a freeze an owner's
+ * (lockdep tracks it as held) and added _non_owner variants for freezes
+ * that span queues or tasks, as nvme_start_freeze()'s does; 6.14 moved
+ * the noio flags into blk_mq_unfreeze_queue(), whose _nomemrestore
+ * variant leaves them alone.
  */
-static inline bool nlat_freeze_timeout(struct request_queue *q,
-				       unsigned int ms, unsigned int *memflags)
+static inline void nlat_freeze_start(struct request_queue *q)
 {
-#ifdef NLAT_HAVE_FREEZE_MEMFLAGS
-	*memflags = memalloc_noio_save();
+#ifdef NLAT_HAVE_FREEZE_NON_OWNER
+	blk_freeze_queue_start_non_owner(q);
 #else
-	*memflags = 0;
-#endif
 	blk_freeze_queue_start(q);
-	if (blk_mq_freeze_queue_wait_timeout(q, msecs_to_jiffies(ms)) > 0)
-		return true;
-	nlat_unfreeze(q, *memflags);
-	return false;
+#endif
+}
+
+static inline void nlat_unfreeze_started(struct request_queue *q)
+{
+#ifdef NLAT_HAVE_FREEZE_NON_OWNER
+	blk_mq_unfreeze_queue_non_owner(q);
+#elif defined(NLAT_HAVE_FREEZE_MEMFLAGS)
+	blk_mq_unfreeze_queue_nomemrestore(q);
+#else
+	blk_mq_unfreeze_queue(q);
+#endif
+}
+
+/* Whether @q drained by @deadline (jiffies); a started freeze. */
+static inline bool nlat_freeze_wait(struct request_queue *q,
+				    unsigned long deadline)
+{
+	long left = (long)(deadline - jiffies);
+
+	return blk_mq_freeze_queue_wait_timeout(q, left > 0 ? left : 0) > 0;
 }
 
 /*

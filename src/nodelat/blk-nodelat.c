@@ -6,26 +6,27 @@
  * "latency" iopolicy), it estimates, per NUMA node of the submitting CPU
  * (cpu_to_node(rq->mq_ctx->cpu)) and per I/O class (nlat_io_class(): read
  * or write, and the size of the bio the path was chosen for, not of the
- * request it grew into by merging: nlat_rq_size()),
+ * request it grew into by merging),
  * the latency of reads and writes from blk_mq_start_request() (which sets
  * rq->io_start_time_ns while QUEUE_FLAG_STATS is on: we hold it while
  * attached) to our rq_qos done hook.  It also counts the queue's requests
  * in flight.  Users read both per I/O through blk_nodelat_ops.read().
  *
- * Completion path.  done adds the latency to per-CPU counters (sum_ns, nr)
- * of its (node, class) cell, interrupts off, under a per-CPU sequence
- * count (nlat-acc.h): no lock, no shared cache line, and the fold never
- * sees a count without its sum.  The counters only grow; the fold sums
- * them and subtracts the totals it saw last time, so done never waits
- * for it.  Requests that end in error or are failed over are no
- * samples: the user tells us with end_error() before they end.  The fold
- * reads only the CPUs that ever completed a request here (a cpumask each
- * sets once), not every possible CPU.
+ * Completion path.  done adds the sample to a slot of the submitting
+ * CPU, one per class: sum and count packed in one u64 (nlat-acc.h), one
+ * atomic add, on a line that only the completing CPUs of that submitter
+ * write.  It marks the submitter in a bitmap; the fold takes each marked
+ * CPU's slots with an exchange and files them under that CPU's node, so
+ * it reads only CPUs that completed I/O since the last fold, once each,
+ * and a CPU costs 64 bytes per queue whatever the number of nodes.
+ * Requests that end in error or are failed over are no samples: the user
+ * tells us with end_error() before they end.
  *
  * Window.  The fold is a delayed work item, queued by the first completion
- * after the previous fold to run one window (window_usec) later; it does
- * not re-arm itself.  So a busy queue folds once a window and an idle one
- * costs nothing: a periodic timer would wake idle queues, and a lazy fold
+ * after the previous fold to run one window (window_usec) later; it
+ * re-arms itself while it finds samples, and the first fold that finds
+ * none takes the queue's load out of its group's.  So a busy queue folds
+ * once a window and an idle one costs nothing: a periodic timer would wake idle queues, and a lazy fold
  * in read() would put an O(CPUs x cells) sum on the submission path.
  * Nothing needs the fold while idle: ages and staleness are computed from
  * the time of the last update when they are read.
@@ -92,45 +93,46 @@
  * In flight.  One atomic per group of queues, the user's key at attach
  * (nvme-core: the controller, as queue-depth's nr_active; a namespace's
  * own count would let many low-depth namespaces herd onto one path):
- * +1 in issue, -1 in requeue, end_error or done.  read() adds the
- * group's requests made but not started (track hook, taken back in issue:
- * nlat_queued_inc()), so a plugged batch spreads as it is routed.
- * A bit in the request's tag byte (below) marks it counted: issue sets it
- * for a request the block core started with RQF_STATS (which we keep on
- * while attached), and whoever uncounts clears it with a cmpxchg.  That
- * makes requeue (also called for requests never started), end_error and
- * done (called twice for the data request of a flush sequence: before
- * its ->end_io, and when the sequence ends it) count once, and leaves
- * rq_flags, and so blk-stat, to the block core.  Passthrough is counted
- * where the block core starts it with RQF_STATS (6.1; 6.12 and 7.2 call
- * no rq_qos hook for it, and nvme-core counts it itself), never sampled.
- * Attach and detach link and unlink us with the queue frozen, so no
- * request straddles them.
+ * +1 when a request is made (track: the rest of a plugged batch, routed
+ * before any of it starts, sees it) or, under an I/O scheduler, which
+ * assigns driver tags late, when it starts (issue; until then it is one
+ * of the group's queued, nlat-math.h); -1 in requeue, end_error or done.
+ * Without a scheduler, two shared read-modify-writes per I/O, as
+ * queue-depth.  A bit in the request's tag byte marks it counted, and
+ * whoever uncounts clears it with a cmpxchg: requeue, end_error and done
+ * (called twice for the data request of a flush sequence) count once, and
+ * rq_flags, and so blk-stat, stay the block core's.  Passthrough is
+ * counted where the block core starts it with RQF_STATS (6.1; later
+ * kernels call no rq_qos hook for it), never sampled.  Attach and detach
+ * link and unlink us with the queue frozen, so no request straddles them.
  *
- * Size.  Requests grow by merging (a plugged run of 4k reads becomes one
- * 128k request), while the path was chosen per bio: filed by the
- * request's size, the 4k cells would starve.  issue notes the class of
- * the request's first bio, the one routed, in a byte per driver tag
- * (nr_hw_queues x queue_depth bytes a queue), which done reads back.  A
- * tag outside the table (hardware queues added since attach) is not
- * counted.
+ * Size.  Requests grow by merging while the path was chosen per bio: the
+ * tag byte also holds the class of the bio the request was made for,
+ * which done files the sample under.  The bytes are the group's, one per
+ * driver tag of its tag set (nr_hw_queues x queue_depth), shared by its
+ * queues as the tags are; a tag outside the table (hardware queues added
+ * since the group was made) is not counted.
  *
- * Lifetime.  Trackers are found by request_queue in nlat_hash: under RCU
- * by read(), under q->rq_qos_mutex by attach and detach; they are freed
- * after a grace period.  Only registered queues are tracked: queue
+ * Lifetime.  Trackers are found by q->id in an xarray: under RCU by
+ * read(), a lookup that does not grow with the number tracked; under
+ * q->rq_qos_mutex by attach and detach.  They are freed after a grace
+ * period.  Only registered queues are tracked: queue
  * teardown (del_gendisk(), and add_disk()'s unwind) calls our rq_qos exit
  * hook (queue frozen, q->rq_qos_mutex held), which drops the tracker as
  * detach would, while a queue that is never registered is freed without
  * it.  Each tracker holds a module reference until it is released; module
  * exit waits for the frees still pending.
  *
- * Locks.  Attach and detach allocate before taking anything, then freeze
- * the queue, then take q->rq_qos_mutex: the order of teardown (which
- * calls rq_qos_exit() on a frozen queue) and of 7.2's iocost, so that no
- * allocation can reclaim into a queue another task froze while we hold
- * the mutex it needs.  The attach freeze waits at most
- * NLAT_ATTACH_FREEZE_MS (a queue whose requests wait on a reconnecting
- * controller may not drain for minutes): the user retries later.  debugfs
+ * Locks.  Attach and detach allocate before taking anything (the xarray
+ * slot is reserved), then freeze the queue, then take q->rq_qos_mutex:
+ * the order of teardown (which calls rq_qos_exit() on a frozen queue) and
+ * of 7.2's iocost, so that no allocation can reclaim into a queue another
+ * task froze while we hold the mutex it needs.  A batch (attach_many(),
+ * detach_many()) starts every freeze before waiting for the first: one
+ * grace period for the batch, not one per queue.  Those freezes, and a
+ * single attach's, wait at most NLAT_ATTACH_FREEZE_MS (a queue whose
+ * requests wait on a reconnecting controller may not drain for minutes):
+ * the user retries later.  debugfs
  * is handled outside q->rq_qos_mutex under q->debugfs_mutex, as 7.2
  * requires of debugfs_mutex.  Kernels before 6.5 have no rq_qos_mutex and
  * their teardown takes no lock: nlat_qos_mutex() and nlat_teardown_owns()
@@ -149,6 +151,7 @@
  * debugfs directory, "nodelat" in the queue's.
  */
 
+#include <linux/bitmap.h>
 #include <linux/blk-mq.h>
 #include <linux/blkdev.h>
 #include <linux/debugfs.h>
@@ -164,6 +167,7 @@
 #include <linux/sysfs.h>
 #include <linux/timekeeping.h>
 #include <linux/workqueue.h>
+#include <linux/xarray.h>
 
 #include "blk-rq-qos.h"
 #include "blk-mq.h"
@@ -243,8 +247,13 @@ MODULE_PARM_DESC(stale_windows, "windows without update before probing, 1..1000 
 struct nlat_cell {
 	struct nlat_est	est;		/* written by the fold only */
 	u64		probe_ns;	/* last probe granted, cmpxchg */
-	u64		seen_sum;	/* per-CPU totals at the last fold */
-	u64		seen_nr;
+	u64		fold_sum;	/* the fold's scratch */
+	u64		fold_nr;
+};
+
+/* A submitting CPU's samples on one queue: nlat-acc.h, one per class. */
+struct nlat_pcpu {
+	atomic64_t	acc[NLAT_NR_CLASSES];
 };
 
 /*
@@ -256,10 +265,14 @@ struct nlat_cell {
 struct nlat_group {
 	struct hlist_node	node;		/* nlat_groups */
 	const void		*key;
+	struct blk_mq_tag_set	*set;		/* its queues' tags */
 	unsigned int		refs;		/* under nlat_group_lock */
 	struct rcu_head		rcu;
+	u8			*tag_bytes;	/* [hctx][tag]: NLAT_TAG_* */
+	unsigned int		tag_hctxs;
+	unsigned int		tag_depth;
 	atomic_t		inflight ____cacheline_aligned_in_smp;
-	atomic64_t		queued;		/* made, not started: nlat-math.h */
+	atomic64_t		queued;		/* scheduler's, not started */
 	u64			done_ns;	/* last completion, ktime_get_ns() */
 	u64			busy_ns;	/* inflight went 0 -> 1 */
 	atomic_long_t		nbar;		/* sum of its queues' nbar */
@@ -270,29 +283,25 @@ struct nlat_group {
 struct nlat_queue {
 	struct rq_qos		rqos;
 	struct request_queue	*q;
-	struct nlat_group	*grp;		/* set before nq is published */
-	struct nlat_group	*new_grp;	/* attach's spare, or NULL */
-	struct hlist_node	hash_node;	/* nlat_hash */
+	struct nlat_group	*grp;		/* referenced before attach */
 	unsigned int		nr_cells;	/* nr_node_ids * classes */
-	struct nlat_acc __percpu *acc;		/* [nr_cells] per CPU */
-	cpumask_var_t		cpus;		/* CPUs that added, ever */
+	struct nlat_pcpu __percpu *pcpu;	/* by submitting CPU */
+	unsigned long		*cpus;		/* submitters since the fold */
 	struct delayed_work	fold_work;
 	struct rcu_head		rcu;
 	u32			nbar;		/* nlat_nbar_fold(), by the fold */
+	u32			grp_nbar;	/* what nbar adds to the group's */
 	u64			fold_ns;	/* last fold; the fold's only */
 	atomic_long_t		probes;		/* probes granted, ever */
-	u8			*tag_size;	/* [hctx][tag]: NLAT_TAG_* */
-	unsigned int		tag_hctxs;
-	unsigned int		tag_depth;
 	struct nlat_cell	cells[] ____cacheline_aligned_in_smp;
 };
 
 /*
- * Tracked queues.  Readers: RCU.  Writers hold nlat_hash_lock, which only
- * orders writers on different queues, and the queue's nlat_qos_mutex().
+ * Tracked queues by q->id.  Readers: RCU (entries are freed after a grace
+ * period).  Writers hold the queue's nlat_qos_mutex(); the slot is
+ * reserved before it, so storing allocates nothing.
  */
-static DEFINE_HASHTABLE(nlat_hash, NLAT_HASH_BITS);
-static DEFINE_SPINLOCK(nlat_hash_lock);
+static DEFINE_XARRAY(nlat_queues);
 static atomic_t nlat_nr_queues = ATOMIC_INIT(0);
 
 /*
@@ -300,7 +309,7 @@ static atomic_t nlat_nr_queues = ATOMIC_INIT(0);
  * references, under nlat_group_lock (a spinlock: release runs in queue
  * teardown); the I/O path reaches a group through its queue, which holds
  * a reference, and a group is freed a grace period after its last queue
- * left nlat_hash.
+ * left nlat_queues.
  */
 static DEFINE_HASHTABLE(nlat_groups, NLAT_HASH_BITS);
 static DEFINE_SPINLOCK(nlat_group_lock);
@@ -371,46 +380,30 @@ static inline unsigned int nlat_cell_idx(int node, unsigned int cls)
 	return node * NLAT_NR_CLASSES + cls;
 }
 
-/* Caller holds rcu_read_lock() or nlat_qos_mutex(). */
+/*
+ * Caller holds rcu_read_lock() or nlat_qos_mutex().  An id is reused only
+ * after its queue is freed, and teardown erases the entry before that.
+ */
 static struct nlat_queue *nlat_lookup(struct request_queue *q)
 {
-	struct nlat_queue *nq;
+	struct nlat_queue *nq = xa_load(&nlat_queues, q->id);
 
-	hash_for_each_possible_rcu(nlat_hash, nq, hash_node, (unsigned long)q,
-				   lockdep_is_held(nlat_qos_mutex(q)))
-		if (nq->q == q)
-			return nq;
-	return NULL;
+	return nq && nq->q == q ? nq : NULL;
 }
 
 /*
- * Fold one cell.  The fold work is the only writer of est, seen_sum and
- * seen_nr (a work item never runs concurrently with itself); read(), done
- * and debugfs read est.ewma, est.upd_ns, est.backoff and est.samples
- * locklessly, so those
+ * The fold work is the only writer of est and the scratch (a work item
+ * never runs concurrently with itself); read(), done and debugfs read
+ * est.ewma, est.upd_ns, est.backoff and est.samples locklessly, so those
  * are stored with WRITE_ONCE().  A reader may pair a new ewma with the
  * old upd_ns or the reverse: that grants at most one needless probe.
  */
-/*
- * Returns the ns of the samples that came in since the last fold, and adds
- * their number to *@nr_new.
- */
-static u64 nlat_fold_cell(struct nlat_queue *nq, unsigned int i, u64 now,
-			  const struct nlat_params *p, u64 *nr_new)
+static void nlat_fold_cell(struct nlat_cell *c, u64 now,
+			   const struct nlat_params *p)
 {
-	struct nlat_cell *c = &nq->cells[i];
 	struct nlat_est e = c->est;
-	u64 sum = 0, nr = 0;
-	int cpu;
 
-	for_each_cpu(cpu, nq->cpus) {
-		u64 cs, cn;
-
-		nlat_acc_read(per_cpu_ptr(&nq->acc[i], cpu), &cs, &cn);
-		sum += cs;
-		nr += cn;
-	}
-	if (nlat_fold(&e, sum - c->seen_sum, nr - c->seen_nr, now, p)) {
+	if (nlat_fold(&e, c->fold_sum, c->fold_nr, now, p)) {
 		WRITE_ONCE(c->est.ewma, e.ewma);
 		WRITE_ONCE(c->est.upd_ns, e.upd_ns);
 		WRITE_ONCE(c->est.backoff, e.backoff);
@@ -418,10 +411,37 @@ static u64 nlat_fold_cell(struct nlat_queue *nq, unsigned int i, u64 now,
 	}
 	c->est.acc_sum = e.acc_sum;
 	c->est.acc_nr = e.acc_nr;
-	sum -= c->seen_sum;
-	c->seen_sum += sum;
-	*nr_new += nr - c->seen_nr;
-	c->seen_nr = nr;
+	c->fold_sum = 0;
+	c->fold_nr = 0;
+}
+
+/*
+ * Take @cpu's samples into its node's cells; returns their ns and adds
+ * their number to *@nr.  The exchange pairs with done's add: a sample is
+ * taken whole by exactly one fold.
+ */
+static u64 nlat_take_cpu(struct nlat_queue *nq, int cpu, u64 *nr)
+{
+	struct nlat_pcpu *pc = per_cpu_ptr(nq->pcpu, cpu);
+	int node = cpu_to_node(cpu);
+	unsigned int base, cls;
+	u64 sum = 0;
+
+	base = ((unsigned int)node < nr_node_ids ? node : 0) * NLAT_NR_CLASSES;
+
+	for (cls = 0; cls < NLAT_NR_CLASSES; cls++) {
+		struct nlat_cell *c = &nq->cells[base + cls];
+		u64 v, cs, cn;
+
+		if (!atomic64_read(&pc->acc[cls]))
+			continue;
+		v = atomic64_xchg(&pc->acc[cls], 0);
+		nlat_acc_split(v, &cs, &cn);
+		c->fold_sum += cs;
+		c->fold_nr += cn;
+		sum += cs;
+		*nr += cn;
+	}
 	return sum;
 }
 
@@ -429,15 +449,26 @@ static void nlat_fold_work(struct work_struct *work)
 {
 	struct nlat_queue *nq = container_of(to_delayed_work(work),
 					     struct nlat_queue, fold_work);
+	unsigned int words = BITS_TO_LONGS(nr_cpu_ids), w, i;
 	struct nlat_group *grp = nq->grp;
-	struct nlat_params p;
 	u64 now = nlat_now(), sum = 0, nr = 0;
-	unsigned int i;
+	struct nlat_params p;
 	u32 nbar;
 
 	nlat_params_get(&p);
+	/* a CPU whose bit is taken here re-marks itself on its next sample */
+	for (w = 0; w < words; w++) {
+		unsigned long bits;
+		int bit;
+
+		if (!READ_ONCE(nq->cpus[w]))
+			continue;
+		bits = xchg(&nq->cpus[w], 0);
+		for_each_set_bit(bit, &bits, BITS_PER_LONG)
+			sum += nlat_take_cpu(nq, w * BITS_PER_LONG + bit, &nr);
+	}
 	for (i = 0; i < nq->nr_cells; i++)
-		sum += nlat_fold_cell(nq, i, now, &p, &nr);
+		nlat_fold_cell(&nq->cells[i], now, &p);
 	/* the group's queues fold apart: a lost update only skips a mean */
 	if (nr)
 		WRITE_ONCE(grp->lat_ewma,
@@ -445,15 +476,24 @@ static void nlat_fold_work(struct work_struct *work)
 					    div64_u64(sum, nr), p.hist_w, 1));
 	/* the first fold spans the window since the first completion */
 	if ((s64)(now - nq->fold_ns) > 0) {
-		nbar = nlat_nbar_fold(nq->nbar, sum,
-				      nq->fold_ns ? now - nq->fold_ns :
-						    p.window_ns,
-				      p.hist_w, p.window_ns);
-		atomic_long_add((long)nbar - nq->nbar, &grp->nbar);
-		nq->nbar = nbar;
+		nq->nbar = nlat_nbar_fold(nq->nbar, sum,
+					  nq->fold_ns ? now - nq->fold_ns :
+							p.window_ns,
+					  p.hist_w, p.window_ns);
 	}
 	nq->fold_ns = now;
 	WRITE_ONCE(grp->fold_ns, now);
+	/*
+	 * A queue with samples folds once more a window later; one without
+	 * has gone idle and leaves the group's load, which would otherwise
+	 * keep its last nbar while its siblings work.
+	 */
+	nbar = nr ? nq->nbar : 0;
+	atomic_long_add((long)nbar - nq->grp_nbar, &grp->nbar);
+	nq->grp_nbar = nbar;
+	if (nr)
+		schedule_delayed_work(&nq->fold_work,
+				      usecs_to_jiffies(p.window_ns / NSEC_PER_USEC));
 }
 
 static struct nlat_queue *nlat_alloc(struct request_queue *q)
@@ -461,51 +501,33 @@ static struct nlat_queue *nlat_alloc(struct request_queue *q)
 	unsigned int nr_cells = nr_node_ids * NLAT_NR_CLASSES;
 	struct nlat_queue *nq;
 
-	if (!try_module_get(THIS_MODULE))
-		return ERR_PTR(-ENODEV);
 	nq = kzalloc_node(struct_size(nq, cells, nr_cells), GFP_KERNEL,
 			  q->node);
 	if (!nq)
-		goto put_module;
-	nq->acc = __alloc_percpu(nr_cells * sizeof(*nq->acc),
-				 __alignof__(*nq->acc));
-	if (!nq->acc)
+		return NULL;
+	/* a line of its own: other queues' slots are written elsewhere */
+	nq->pcpu = __alloc_percpu(sizeof(*nq->pcpu), SMP_CACHE_BYTES);
+	if (!nq->pcpu)
 		goto free_nq;
-	if (!zalloc_cpumask_var(&nq->cpus, GFP_KERNEL))
-		goto free_acc;
-	nq->new_grp = kzalloc_node(sizeof(*nq->new_grp), GFP_KERNEL, q->node);
-	if (!nq->new_grp)
-		goto free_cpus;
-	nq->tag_hctxs = q->tag_set->nr_hw_queues;
-	nq->tag_depth = q->tag_set->queue_depth;
-	nq->tag_size = kvzalloc_node(array_size(nq->tag_hctxs, nq->tag_depth),
-				     GFP_KERNEL, q->node);
-	if (!nq->tag_size)
-		goto free_grp;
+	nq->cpus = bitmap_zalloc(nr_cpu_ids, GFP_KERNEL);
+	if (!nq->cpus)
+		goto free_pcpu;
 	nq->q = q;
 	nq->nr_cells = nr_cells;
 	INIT_DELAYED_WORK(&nq->fold_work, nlat_fold_work);
 	return nq;
 
-free_grp:
-	kfree(nq->new_grp);
-free_cpus:
-	free_cpumask_var(nq->cpus);
-free_acc:
-	free_percpu(nq->acc);
+free_pcpu:
+	free_percpu(nq->pcpu);
 free_nq:
 	kfree(nq);
-put_module:
-	module_put(THIS_MODULE);
-	return ERR_PTR(-ENOMEM);
+	return NULL;
 }
 
 static void nlat_free(struct nlat_queue *nq)
 {
-	kvfree(nq->tag_size);
-	kfree(nq->new_grp);
-	free_cpumask_var(nq->cpus);
-	free_percpu(nq->acc);
+	bitmap_free(nq->cpus);
+	free_percpu(nq->pcpu);
 	kfree(nq);
 }
 
@@ -514,22 +536,93 @@ static void nlat_free_rcu(struct rcu_head *head)
 	nlat_free(container_of(head, struct nlat_queue, rcu));
 }
 
+static void nlat_group_free(struct nlat_group *g)
+{
+	kvfree(g->tag_bytes);
+	kfree(g);
+}
+
+static void nlat_group_free_rcu(struct rcu_head *head)
+{
+	nlat_group_free(container_of(head, struct nlat_group, rcu));
+}
+
+/* Caller holds nlat_group_lock. */
+static struct nlat_group *nlat_group_find(const void *key)
+{
+	struct nlat_group *g;
+
+	hash_for_each_possible(nlat_groups, g, node, (unsigned long)key)
+		if (g->key == key)
+			return g;
+	return NULL;
+}
+
+/*
+ * A reference to the group of @key, made for @q's tag set if there is
+ * none; before any lock of @q's.  The tags, and so the table of tag
+ * bytes, are the tag set's: a group is one tag set.  Returns an ERR_PTR()
+ * on failure: -EINVAL for a queue of another tag set than its group's.
+ */
+static struct nlat_group *nlat_group_get(struct request_queue *q,
+					 const void *key)
+{
+	struct blk_mq_tag_set *set = q->tag_set;
+	struct nlat_group *g, *new = NULL;
+
+	for (;;) {
+		spin_lock(&nlat_group_lock);
+		g = nlat_group_find(key);
+		if (!g && new) {
+			g = new;
+			new = NULL;
+			hash_add(nlat_groups, &g->node, (unsigned long)key);
+		}
+		if (g && g->set == set)
+			g->refs++;
+		spin_unlock(&nlat_group_lock);
+		if (new)
+			nlat_group_free(new);
+		if (g)
+			return g->set == set ? g : ERR_PTR(-EINVAL);
+
+		new = kzalloc_node(sizeof(*new), GFP_KERNEL, q->node);
+		if (!new)
+			return ERR_PTR(-ENOMEM);
+		new->key = key;
+		new->set = set;
+		new->tag_hctxs = set->nr_hw_queues;
+		new->tag_depth = set->queue_depth;
+		new->tag_bytes = kvzalloc_node(array_size(new->tag_hctxs,
+							  new->tag_depth),
+					       GFP_KERNEL, q->node);
+		if (!new->tag_bytes) {
+			kfree(new);
+			return ERR_PTR(-ENOMEM);
+		}
+	}
+}
+
+/*
+ * Drop a reference; a group whose last queue left is freed after a grace
+ * period (read() may still hold it).  Its queues' nbar left it already.
+ */
+static void nlat_group_put(struct nlat_group *g)
+{
+	bool last;
+
+	spin_lock(&nlat_group_lock);
+	last = !--g->refs;
+	if (last)
+		hash_del(&g->node);
+	spin_unlock(&nlat_group_lock);
+	if (last)
+		call_rcu(&g->rcu, nlat_group_free_rcu);
+}
+
 /* A request's tag byte: its size class, and whether it is counted. */
 #define NLAT_TAG_SIZE		0x03
 #define NLAT_TAG_COUNTED	0x80
-
-/* Track and issue: the group's queued count, on the in-flight line. */
-static void nlat_queued_add(struct nlat_group *grp, bool inc)
-{
-	u64 tick = jiffies, new;
-	s64 old = atomic64_read(&grp->queued);
-
-	do {
-		new = inc ? nlat_queued_inc(old, tick) : nlat_queued_dec(old, tick);
-		if (new == (u64)old)
-			return;
-	} while (!atomic64_try_cmpxchg(&grp->queued, &old, new));
-}
 
 /*
  * @rq's tag byte: the size class its latency is filed under (its first
@@ -538,11 +631,12 @@ static void nlat_queued_add(struct nlat_group *grp, bool inc)
  */
 static u8 *nlat_tag_slot(struct nlat_queue *nq, struct request *rq)
 {
+	struct nlat_group *g = nq->grp;
 	unsigned int h = rq->mq_hctx->queue_num;
 
-	if (h >= nq->tag_hctxs || rq->tag < 0 || rq->tag >= nq->tag_depth)
+	if (h >= g->tag_hctxs || rq->tag < 0 || rq->tag >= g->tag_depth)
 		return NULL;
-	return &nq->tag_size[h * nq->tag_depth + rq->tag];
+	return &g->tag_bytes[h * g->tag_depth + rq->tag];
 }
 
 static bool nlat_rq_sampled(struct request *rq)
@@ -571,28 +665,62 @@ static bool nlat_uncount(struct nlat_queue *nq, struct request *rq, u8 *tag)
 	return true;
 }
 
-/* A bio got a new request (not a merge): it is routed, not yet started. */
+/* Count @rq in its group, filed under @bytes' size class. */
+static void nlat_count(struct nlat_group *grp, struct request *rq, u8 *slot,
+		       unsigned int bytes)
+{
+	u8 size = nlat_rq_sampled(rq) ? nlat_size_class(bytes) : 0;
+
+	WRITE_ONCE(*slot, size | NLAT_TAG_COUNTED);
+	if (atomic_inc_return(&grp->inflight) == 1)
+		WRITE_ONCE(grp->busy_ns, ktime_get_ns());
+}
+
+/* The group's scheduled requests (nlat-math.h), on the in-flight line. */
+static void nlat_queued_add(struct nlat_group *grp, bool inc)
+{
+	u64 tick = jiffies, new;
+	s64 old = atomic64_read(&grp->queued);
+
+	do {
+		new = inc ? nlat_queued_inc(old, tick) : nlat_queued_dec(old, tick);
+		if (new == (u64)old)
+			return;
+	} while (!atomic64_try_cmpxchg(&grp->queued, &old, new));
+}
+
+/*
+ * A bio got a new request (not a merge): count it now, so that the rest of
+ * a plugged batch, routed before any of it starts, sees it.  Under an I/O
+ * scheduler it has no driver tag yet: issue counts it, and until then it
+ * is one of the group's queued.
+ */
 static void nlat_rqos_track(struct rq_qos *rqos, struct request *rq,
 			    struct bio *bio)
 {
-	nlat_queued_add(nlat_rqos_to_nq(rqos)->grp, true);
+	struct nlat_queue *nq = nlat_rqos_to_nq(rqos);
+	u8 *slot = nlat_tag_slot(nq, rq);
+
+	if (!slot)
+		nlat_queued_add(nq->grp, true);
+	else if (!(READ_ONCE(*slot) & NLAT_TAG_COUNTED))
+		nlat_count(nq->grp, rq, slot, bio->bi_iter.bi_size);
 }
 
+/* Started: counted unless track did, or requeue took it back. */
 static void nlat_rqos_issue(struct rq_qos *rqos, struct request *rq)
 {
 	struct nlat_queue *nq = nlat_rqos_to_nq(rqos);
-	struct nlat_group *grp = nq->grp;
-	u8 *slot = nlat_tag_slot(nq, rq), size = 0;
+	u8 *slot = nlat_tag_slot(nq, rq);
 
-	if (!(rq->rq_flags & RQF_STATS) || !slot)
+	if (!(rq->rq_flags & RQF_STATS) || !slot ||
+	    (READ_ONCE(*slot) & NLAT_TAG_COUNTED))
 		return;
-	if (nlat_rq_sampled(rq))
-		size = nlat_size_class(rq->bio ? rq->bio->bi_iter.bi_size :
-						 blk_rq_bytes(rq));
-	WRITE_ONCE(*slot, size | NLAT_TAG_COUNTED);
-	nlat_queued_add(grp, false);
-	if (atomic_inc_return(&grp->inflight) == 1)
-		WRITE_ONCE(grp->busy_ns, ktime_get_ns());
+	nlat_count(nq->grp, rq, slot,
+		   rq->bio ? rq->bio->bi_iter.bi_size : blk_rq_bytes(rq));
+	/* scheduled: track queued it */
+	if (rq->internal_tag >= 0)
+		nlat_queued_add(nq->grp, false);
 }
 
 /* Before the block core resets the request to idle. */
@@ -606,10 +734,10 @@ static void nlat_rqos_requeue(struct rq_qos *rqos, struct request *rq)
 static void nlat_rqos_done(struct rq_qos *rqos, struct request *rq)
 {
 	struct nlat_queue *nq = nlat_rqos_to_nq(rqos);
-	u64 start = rq->io_start_time_ns, now, prev, lat;
+	u64 start = rq->io_start_time_ns, now, prev, lat, v;
+	int cpu = rq->mq_ctx->cpu, node = cpu_to_node(cpu);
 	struct nlat_params p;
-	unsigned long flags;
-	unsigned int i;
+	unsigned int cls;
 	u8 tag;
 
 	if (!nlat_uncount(nq, rq, &tag))
@@ -622,28 +750,26 @@ static void nlat_rqos_done(struct rq_qos *rqos, struct request *rq)
 				       nlat_group_quiet(nq->grp,
 							nlat_params_get(&p)))))
 		nlat_answered(nq->grp);
-	if (!nlat_rq_sampled(rq))
+	/* never started (ended in the plug, or before the driver took it) */
+	if (!nlat_rq_sampled(rq) || !start)
 		return;
 
-	i = nlat_cell_idx(cpu_to_node(rq->mq_ctx->cpu),
-			  nlat_rw_class(req_op(rq) == REQ_OP_READ,
-					tag & NLAT_TAG_SIZE));
+	cls = nlat_rw_class(req_op(rq) == REQ_OP_READ, tag & NLAT_TAG_SIZE);
+	if ((unsigned int)node >= nr_node_ids)
+		node = 0;
 	/* the cell's line is read-mostly: only folds and probes write it */
 	lat = nlat_bound_lat(nlat_clamp_lat(now > start ? now - start : 0),
-			     READ_ONCE(nq->cells[i].est.ewma));
-	local_irq_save(flags);
-	nlat_acc_add(this_cpu_ptr(&nq->acc[i]), lat);
-	/*
-	 * The fold reads the CPUs marked here.  One that does not see the
-	 * bit or the counters yet takes them at the next fold: the counters
-	 * only grow.  Tested first: the line stays shared once every
-	 * completing CPU is in.
-	 */
-	if (!cpumask_test_cpu(smp_processor_id(), nq->cpus))
-		cpumask_set_cpu(smp_processor_id(), nq->cpus);
-	local_irq_restore(flags);
-	/* Reading the pending bit shares the line; only queueing writes it. */
-	if (!delayed_work_pending(&nq->fold_work))
+			     READ_ONCE(nq->cells[nlat_cell_idx(node, cls)].est.ewma));
+	/* the submitter's slot; fully ordered, so the fold sees the add */
+	v = atomic64_add_return(nlat_acc_sample(lat),
+				&per_cpu_ptr(nq->pcpu, cpu)->acc[cls]);
+	/* tested first: the line stays shared while the bit is set */
+	if (!test_bit(cpu, nq->cpus))
+		set_bit(cpu, nq->cpus);
+	if (unlikely(nlat_acc_full(v)))
+		mod_delayed_work(nlat_wq, &nq->fold_work, 0);
+	else if (!delayed_work_pending(&nq->fold_work))
+		/* reading the pending bit shares the line; queueing writes */
 		schedule_delayed_work(&nq->fold_work,
 				      usecs_to_jiffies(READ_ONCE(nlat_window_usec)));
 }
@@ -761,62 +887,21 @@ static void nlat_debugfs_unregister(struct request_queue *q)
 /* Caller holds nlat_qos_mutex(); read() may hold @nq under RCU still. */
 static void nlat_unhash(struct nlat_queue *nq)
 {
-	spin_lock(&nlat_hash_lock);
-	hash_del_rcu(&nq->hash_node);
-	spin_unlock(&nlat_hash_lock);
+	xa_erase(&nlat_queues, nq->q->id);
 }
 
 /*
- * Drop a tracker that is unlinked from q->rq_qos and nlat_hash and has no
- * debugfs files.  No hook of ours can run any more, so once the fold work
- * is cancelled nothing can queue it again.  The module reference goes
- * now, so that rmmod works right after: nlat_exit() waits for the free.
+ * Drop a tracker that is unlinked from q->rq_qos and nlat_queues and has
+ * no debugfs files.  No hook of ours can run any more, so once the fold
+ * work is cancelled nothing can queue it again.  The module reference
+ * goes now, so that rmmod works right after: nlat_exit() waits for the
+ * free.
  */
-/*
- * Join @nq to the group of @key, with its spare when there is none yet;
- * before @nq is linked.
- */
-static void nlat_group_join(struct nlat_queue *nq, const void *key)
-{
-	struct nlat_group *g;
-
-	spin_lock(&nlat_group_lock);
-	hash_for_each_possible(nlat_groups, g, node, (unsigned long)key)
-		if (g->key == key)
-			goto found;
-	g = nq->new_grp;
-	nq->new_grp = NULL;
-	g->key = key;
-	hash_add(nlat_groups, &g->node, (unsigned long)key);
-found:
-	g->refs++;
-	nq->grp = g;
-	spin_unlock(&nlat_group_lock);
-}
-
-/*
- * With the fold work cancelled (nothing adds to the group's nbar) and no
- * request of @nq in flight; readers may still hold the group under RCU.
- */
-static void nlat_group_leave(struct nlat_queue *nq)
-{
-	struct nlat_group *g = nq->grp;
-	bool last;
-
-	atomic_long_sub(nq->nbar, &g->nbar);
-	spin_lock(&nlat_group_lock);
-	last = !--g->refs;
-	if (last)
-		hash_del(&g->node);
-	spin_unlock(&nlat_group_lock);
-	if (last)
-		kfree_rcu(g, rcu);
-}
-
 static void nlat_release(struct nlat_queue *nq)
 {
 	cancel_delayed_work_sync(&nq->fold_work);
-	nlat_group_leave(nq);
+	atomic_long_sub(nq->grp_nbar, &nq->grp->nbar);
+	nlat_group_put(nq->grp);
 	blk_stat_disable_accounting(nq->q);
 	atomic_dec(&nlat_nr_queues);
 	call_rcu(&nq->rcu, nlat_free_rcu);
@@ -847,19 +932,35 @@ static bool nlat_tracked(struct request_queue *q)
 {
 	bool ret;
 
-	/* as in nlat_read(): an nq in nlat_hash is not freed under RCU */
+	/* as in nlat_read(): an nq in nlat_queues is not freed under RCU */
 	rcu_read_lock();
 	ret = nlat_lookup(q);
 	rcu_read_unlock();
 	return ret;
 }
 
-static int nlat_attach(struct request_queue *q, const void *group)
+/* A tracker made for @q and not linked: undo nlat_attach_prepare(). */
+static void nlat_attach_undo(struct nlat_queue *nq)
+{
+	/* only a reservation is erased, never a tracker stored meanwhile */
+	xa_release(&nlat_queues, nq->q->id);
+	nlat_group_put(nq->grp);
+	nlat_free(nq);		/* never published: no grace period */
+	module_put(THIS_MODULE);
+}
+
+/*
+ * Everything an attach allocates, before any lock: reclaim may write
+ * through this very queue.  Returns 1 with *@nqp set, or what attach
+ * returns without freezing.
+ */
+static int nlat_attach_prepare(struct request_queue *q, const void *group,
+			       struct nlat_queue **nqp)
 {
 	struct nlat_queue *nq;
-	unsigned int memflags;
 	int ret;
 
+	*nqp = NULL;
 	ret = nlat_rqos_supported();
 	if (ret)
 		return ret;
@@ -869,74 +970,194 @@ static int nlat_attach(struct request_queue *q, const void *group)
 		return 0;
 	if (!blk_queue_registered(q))
 		return -EAGAIN;
-
-	/* Before any lock: reclaim may write through this very queue. */
+	if (!try_module_get(THIS_MODULE))
+		return -ENODEV;
+	ret = -ENOMEM;
 	nq = nlat_alloc(q);
-	if (IS_ERR(nq))
-		return PTR_ERR(nq);
-	nlat_rqos_init(&nq->rqos, q, NLAT_RQ_QOS_ID, &nlat_rqos_ops);
-
-	ret = -EBUSY;
-	if (!nlat_freeze_timeout(q, NLAT_ATTACH_FREEZE_MS, &memflags))
+	if (!nq)
+		goto put_module;
+	nq->grp = nlat_group_get(q, group);
+	if (IS_ERR(nq->grp)) {
+		ret = PTR_ERR(nq->grp);
 		goto free_nq;
+	}
+	ret = xa_reserve(&nlat_queues, q->id, GFP_KERNEL);
+	if (ret)
+		goto put_grp;
+	nlat_rqos_init(&nq->rqos, q, NLAT_RQ_QOS_ID, &nlat_rqos_ops);
+	*nqp = nq;
+	return 1;
+
+put_grp:
+	nlat_group_put(nq->grp);
+free_nq:
+	nlat_free(nq);
+put_module:
+	module_put(THIS_MODULE);
+	return ret;
+}
+
+/*
+ * Link @nq into its queue, which the caller froze (drained).  Returns 1
+ * when linked, 0 when a concurrent attach won, or an error.
+ */
+static int nlat_attach_link(struct request_queue *q, struct nlat_queue *nq)
+{
+	int ret = 0;
+
 	mutex_lock(nlat_qos_mutex(q));
-	ret = 0;
-	if (nlat_lookup(q))		/* a concurrent attach won */
+	if (nlat_lookup(q))
 		goto unlock;
 	/* seen registered here, teardown's exit hook is still to come */
 	ret = -ENODEV;
 	if (blk_queue_dying(q) || !blk_queue_registered(q))
 		goto unlock;
-	nlat_group_join(nq, group);
+	/* into the reserved slot, which needs no memory unless released */
+	ret = xa_err(xa_store(&nlat_queues, q->id, nq, GFP_NOWAIT));
+	if (ret)
+		goto unlock;
 	ret = nlat_rqos_link(q, &nq->rqos);
 	if (ret) {
-		nlat_group_leave(nq);
+		xa_erase(&nlat_queues, q->id);
 		goto unlock;
 	}
 	blk_stat_enable_accounting(q);
-	spin_lock(&nlat_hash_lock);
-	hash_add_rcu(nlat_hash, &nq->hash_node, (unsigned long)q);
-	spin_unlock(&nlat_hash_lock);
 	atomic_inc(&nlat_nr_queues);
-	nq = NULL;
 	ret = 1;
 unlock:
 	mutex_unlock(nlat_qos_mutex(q));
-	nlat_unfreeze(q, memflags);
-	if (ret == 1)
-		nlat_debugfs_register(q);
-free_nq:
-	if (nq) {
-		nlat_free(nq);		/* never published: no grace period */
-		module_put(THIS_MODULE);
-	}
 	return ret;
+}
+
+/*
+ * Attach @n queues (see blk_nodelat_batch_ops): every freeze is started
+ * before the first is waited for, so the batch costs one grace period,
+ * not one per queue; all share one deadline.
+ */
+static void nlat_attach_many(struct request_queue *const *qs,
+			     const void *const *groups, int *rets,
+			     unsigned int n)
+{
+	unsigned long deadline;
+	struct nlat_queue **nqs;
+	unsigned int i, noio;
+
+	nqs = kvcalloc(n, sizeof(*nqs), GFP_KERNEL);
+	for (i = 0; i < n; i++)
+		rets[i] = nqs ? nlat_attach_prepare(qs[i], groups[i], &nqs[i]) :
+				-ENOMEM;
+	if (!nqs)
+		return;
+
+	noio = memalloc_noio_save();
+	for (i = 0; i < n; i++)
+		if (nqs[i])
+			nlat_freeze_start(qs[i]);
+	deadline = jiffies + msecs_to_jiffies(NLAT_ATTACH_FREEZE_MS);
+	for (i = 0; i < n; i++) {
+		if (!nqs[i])
+			continue;
+		rets[i] = -EBUSY;
+		if (nlat_freeze_wait(qs[i], deadline))
+			rets[i] = nlat_attach_link(qs[i], nqs[i]);
+		nlat_unfreeze_started(qs[i]);
+		if (rets[i] == 1)
+			nqs[i] = NULL;
+	}
+	memalloc_noio_restore(noio);
+
+	for (i = 0; i < n; i++) {
+		if (rets[i] == 1)
+			nlat_debugfs_register(qs[i]);
+		else if (nqs[i])
+			nlat_attach_undo(nqs[i]);
+	}
+	kvfree(nqs);
+}
+
+static int nlat_attach(struct request_queue *q, const void *group)
+{
+	int ret;
+
+	nlat_attach_many(&q, &group, &ret, 1);
+	return ret;
+}
+
+/*
+ * Detach @n queues: freezes started together, as attach.  With a
+ * @deadline, a queue that has not drained by then stays tracked
+ * (-EBUSY); without, each waits as long as it takes.
+ */
+static void nlat_detach_queues(struct request_queue *const *qs, int *rets,
+			       unsigned int n, bool bounded)
+{
+	struct nlat_queue **nqs, *one = NULL;
+	unsigned long deadline;
+	unsigned int i, noio;
+
+	/* allocated before freezing; without it, one queue at a time */
+	nqs = n > 1 ? kvcalloc(n, sizeof(*nqs), GFP_KERNEL) : &one;
+	if (!nqs) {
+		for (i = 0; i < n; i++)
+			nlat_detach_queues(&qs[i], &rets[i], 1, bounded);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		rets[i] = nlat_tracked(qs[i]);
+
+	noio = memalloc_noio_save();
+	for (i = 0; i < n; i++)
+		if (rets[i])
+			nlat_freeze_start(qs[i]);
+	deadline = jiffies + msecs_to_jiffies(NLAT_ATTACH_FREEZE_MS);
+	for (i = 0; i < n; i++) {
+		struct nlat_queue *nq = NULL;
+
+		if (!rets[i])
+			continue;
+		rets[i] = -EBUSY;
+		if (!bounded || nlat_freeze_wait(qs[i], deadline)) {
+			if (!bounded)
+				blk_mq_freeze_queue_wait(qs[i]);
+			mutex_lock(nlat_qos_mutex(qs[i]));
+			/* before 6.5, a queue in teardown is its exit hook's */
+			if (!nlat_teardown_owns(qs[i]))
+				nq = nlat_lookup(qs[i]);
+			if (nq) {
+				nlat_rqos_unlink(qs[i], &nq->rqos);
+				nlat_unhash(nq);
+			}
+			mutex_unlock(nlat_qos_mutex(qs[i]));
+			rets[i] = !!nq;
+		}
+		nlat_unfreeze_started(qs[i]);
+		nqs[i] = nq;
+	}
+	memalloc_noio_restore(noio);
+
+	for (i = 0; i < n; i++) {
+		if (rets[i] != 1)
+			continue;
+		nlat_debugfs_unregister(qs[i]);
+		nlat_release(nqs[i]);
+	}
+	if (nqs != &one)
+		kvfree(nqs);
 }
 
 static bool nlat_detach(struct request_queue *q)
 {
-	struct nlat_queue *nq;
-	unsigned int memflags;
+	int ret;
 
-	if (!nlat_tracked(q))
-		return false;
-	memflags = nlat_freeze(q);
-	mutex_lock(nlat_qos_mutex(q));
-	/* before 6.5, a queue in teardown is its exit hook's to drop */
-	nq = nlat_teardown_owns(q) ? NULL : nlat_lookup(q);
-	if (nq) {
-		nlat_rqos_unlink(q, &nq->rqos);
-		nlat_unhash(nq);
-	}
-	mutex_unlock(nlat_qos_mutex(q));
-	nlat_unfreeze(q, memflags);
-	if (!nq)
-		return false;
-	nlat_debugfs_unregister(q);
-	nlat_release(nq);
-	return true;
+	nlat_detach_queues(&q, &ret, 1, false);
+	return ret == 1;
 }
 
+static void nlat_detach_many(struct request_queue *const *qs, int *rets,
+			     unsigned int n)
+{
+	nlat_detach_queues(qs, rets, n, true);
+}
 
 static unsigned int nlat_nr_tracked(void)
 {
@@ -949,7 +1170,7 @@ static bool nlat_read(struct request_queue *q, int node, unsigned int cls,
 	struct nlat_params p;
 	struct nlat_queue *nq;
 	struct nlat_cell *c;
-	u64 ewma, upd, probe, now, since, queued, quiet;
+	u64 ewma, upd, probe, now, since, quiet, queued;
 	u32 started;
 	bool busy;
 
@@ -959,7 +1180,7 @@ static bool nlat_read(struct request_queue *q, int node, unsigned int cls,
 	if (cls >= NLAT_NR_CLASSES)
 		cls = NLAT_NR_CLASSES - 1;
 
-	/* nq is freed by call_rcu() only after it left nlat_hash */
+	/* nq is freed by call_rcu() only after it left nlat_queues */
 	rcu_read_lock();
 	nq = nlat_lookup(q);
 	if (!nq) {
@@ -1068,9 +1289,16 @@ const struct blk_nodelat_wake_ops blk_nodelat_wake_ops = {
 };
 EXPORT_SYMBOL_GPL(blk_nodelat_wake_ops);
 
+const struct blk_nodelat_batch_ops blk_nodelat_batch_ops = {
+	.attach		= nlat_attach_many,
+	.detach		= nlat_detach_many,
+};
+EXPORT_SYMBOL_GPL(blk_nodelat_batch_ops);
+
 static int __init nlat_init(void)
 {
 	BUILD_BUG_ON(sizeof(struct nlat_cell) > SMP_CACHE_BYTES);
+	BUILD_BUG_ON(sizeof(struct nlat_pcpu) > SMP_CACHE_BYTES);
 	BUILD_BUG_ON(NLAT_HISTORY_PCT_MAX >= 100);
 	return 0;
 }

@@ -53,12 +53,12 @@ static inline unsigned int nlat_io_class(bool read, unsigned int bytes)
 /* What the tracker knows about one queue, for one node and class. */
 struct nlat_view {
 	u64	lat_ns;		/* EWMA of completion latency, 0 if none yet */
-	u32	inflight;	/* group's requests started, not completed */
+	u32	inflight;	/* group's requests made, not completed */
 	u32	nbar;		/* group's mean in flight, 1/NLAT_NBAR_ONE */
 	bool	probe;		/* no fresh data: caller was granted a probe */
 	bool	stalled;	/* in flight, yet nothing completed for a while */
 	bool	unproven;	/* quiet, then given I/O: not answered since */
-	bool	started;	/* group's requests started, not completed */
+	bool	started;	/* inflight is not 0 */
 };
 
 struct request;
@@ -156,5 +156,27 @@ struct blk_nodelat_wake_ops {
 };
 
 extern const struct blk_nodelat_wake_ops blk_nodelat_wake_ops;
+
+/*
+ * Many queues at once, added after blk_nodelat_wake_ops (a symbol of its
+ * own for the same reason).  Every freeze of a batch is started before
+ * the first is waited for, under one deadline: a batch costs about one
+ * RCU grace period, not one per queue.
+ */
+struct blk_nodelat_batch_ops {
+	/* attach() of each @qs[i] in group @groups[i], returning @rets[i] */
+	void	(*attach)(struct request_queue *const *qs,
+			  const void *const *groups, int *rets,
+			  unsigned int n);
+	/*
+	 * detach() of each, bounded as attach is: @rets[i] is 1 when it
+	 * stopped tracking, 0 when it was not tracked, -EBUSY when the queue
+	 * did not drain in time (it stays tracked).
+	 */
+	void	(*detach)(struct request_queue *const *qs, int *rets,
+			  unsigned int n);
+};
+
+extern const struct blk_nodelat_batch_ops blk_nodelat_batch_ops;
 
 #endif /* _BLK_NODELAT_H */

@@ -1,48 +1,43 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Per-CPU sample counters of one tracker cell, kept free of kernel
- * structures so that tests/unit runs this very file with threads.
+ * The per-CPU sample counter of one (submitting CPU, class): a latency sum
+ * and a sample count packed into one u64, so that one atomic add records a
+ * sample and one exchange takes a fold's worth with no torn pair.  Kept
+ * free of kernel structures: tests/unit runs this file with threads.
  *
- * Only one CPU adds to a counter pair, with interrupts off (completions
- * nest: an irq can end a request while a kworker on the same CPU is ending
- * another).  The fold reads every CPU's pair from another CPU and must
- * never pair a sample's count with a sum that lacks it: a stale cell folds
- * even one sample, and a 0 ns mean would win every I/O of its node and
- * class.  seq is odd while an add is under way, as in a seqcount; the
- * reader retries, which costs it nothing while the CPU is not adding.
+ * The slot is the submitter's (its node is the sample's), written by
+ * whichever CPU completes: atomic, but rarely shared.  The sum is kept in
+ * 16 ns units (error < 8 ns a sample, unbiased) in the low 42 bits, the
+ * count above: a fold's worth fits while the count is below 2^22 and the
+ * sum below 2^46 ns.  A done that sees either half past its top bit asks
+ * for the fold at once: 2^21 samples, or 2^41 units (2048 of the largest,
+ * clamped, samples), of headroom for the fold to run.
  */
 #ifndef _NLAT_ACC_H
 #define _NLAT_ACC_H
 
-struct nlat_acc {
-	u32	seq;
-	u64	sum_ns;
-	u64	nr;
-};
+#define NLAT_ACC_UNIT_SHIFT	4
+#define NLAT_ACC_SUM_BITS	42
+#define NLAT_ACC_SUM_MASK	((1ULL << NLAT_ACC_SUM_BITS) - 1)
+#define NLAT_ACC_ONE		(1ULL << NLAT_ACC_SUM_BITS)
 
-/* Caller runs on the counters' CPU with interrupts off. */
-static inline void nlat_acc_add(struct nlat_acc *a, u64 lat_ns)
+/* What a sample of @lat_ns adds; @lat_ns <= NLAT_LAT_MAX_NS. */
+static inline u64 nlat_acc_sample(u64 lat_ns)
 {
-	WRITE_ONCE(a->seq, a->seq + 1);
-	smp_wmb();		/* seq odd before the counters change */
-	WRITE_ONCE(a->sum_ns, a->sum_ns + lat_ns);
-	WRITE_ONCE(a->nr, a->nr + 1);
-	smp_wmb();		/* counters before seq even */
-	WRITE_ONCE(a->seq, a->seq + 1);
+	return NLAT_ACC_ONE +
+	       ((lat_ns + (1 << (NLAT_ACC_UNIT_SHIFT - 1))) >> NLAT_ACC_UNIT_SHIFT);
 }
 
-static inline void nlat_acc_read(const struct nlat_acc *a, u64 *sum_ns,
-				 u64 *nr)
+/* @v, the slot after an add, wants folding now. */
+static inline bool nlat_acc_full(u64 v)
 {
-	u32 seq;
+	return (v >> 63) || ((v >> (NLAT_ACC_SUM_BITS - 1)) & 1);
+}
 
-	do {
-		seq = READ_ONCE(a->seq);
-		smp_rmb();	/* pairs with the first smp_wmb() */
-		*sum_ns = READ_ONCE(a->sum_ns);
-		*nr = READ_ONCE(a->nr);
-		smp_rmb();	/* pairs with the second smp_wmb() */
-	} while ((seq & 1) || READ_ONCE(a->seq) != seq);
+static inline void nlat_acc_split(u64 v, u64 *sum_ns, u64 *nr)
+{
+	*sum_ns = (v & NLAT_ACC_SUM_MASK) << NLAT_ACC_UNIT_SHIFT;
+	*nr = v >> NLAT_ACC_SUM_BITS;
 }
 
 #endif /* _NLAT_ACC_H */

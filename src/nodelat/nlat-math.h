@@ -374,11 +374,11 @@ static inline bool nlat_fold(struct nlat_est *e, u64 sum_ns, u64 nr, u64 now,
 }
 
 /*
- * Requests made on a group and not started yet.  A plugged batch (one
- * io_submit(), one io_uring submission) is routed bio by bio before any
- * of it reaches the issue hook, so the in-flight count alone sends all of
- * it to one path.  Kept as (tick << NLAT_QUEUED_BITS) | count and read for
- * the current tick only: a request made and never started (an empty flush
+ * Requests made on a queue with an I/O scheduler and not started yet:
+ * those get their driver tag, and so their count, only at dispatch, while
+ * a plugged batch (one io_submit(), one io_uring submission) is routed
+ * bio by bio before any of it is dispatched.  Kept as
+ * (tick << NLAT_QUEUED_BITS) | count and read for the current tick only: a request made and never started (an empty flush
  * the flush machinery ends at once, one freed on error) is forgotten
  * within a tick, and a start that was never counted (a requeued request,
  * a flush sequence's own) does not drive it below 0.

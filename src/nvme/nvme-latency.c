@@ -163,7 +163,7 @@ static const struct kernel_param_ops nvme_lat_untracked_ops = {
 };
 module_param_cb(latency_untracked, &nvme_lat_untracked_ops, NULL, 0444);
 MODULE_PARM_DESC(latency_untracked,
-	"Paths of latency subsystems without a tracker: name and last error");
+	"Paths whose tracking is not yet what the policy wants: name and last error");
 
 MODULE_SOFTDEP("post: blk-nodelat");
 
@@ -463,16 +463,19 @@ static void nvme_lat_unpublish_idle(const struct blk_nodelat_ops *ops)
 	mutex_unlock(&nvme_lat_ops_mutex);
 }
 
-/* Track @ns if it is wanted; 0 when done or not wanted. */
-static int nvme_lat_attach(const struct blk_nodelat_ops *ops,
-			   struct nvme_ns *ns)
+/*
+ * A freeze of a path whose controller is not live would wait for the
+ * reconnect (its requests sit on quiesced queues): retried once it is.
+ */
+static bool nvme_lat_may_freeze(struct nvme_ns *ns)
 {
-	int ret;
+	return READ_ONCE(ns->ctrl->state) == NVME_CTRL_LIVE;
+}
 
-	if (!nvme_lat_wanted(ns))
-		return 0;
-	/* paths of one controller share its link: one in-flight count */
-	ret = ops->attach(ns->queue, ns->ctrl);
+/* After the tracker's attach of @ns returned @ret; 0 when done. */
+static int nvme_lat_attached(const struct blk_nodelat_ops *ops,
+			     struct nvme_ns *ns, int ret)
+{
 	if (ret == -EAGAIN)	/* not registered: nvme_lat_add_path() follows */
 		return 0;
 	if (ret < 0)
@@ -485,6 +488,59 @@ static int nvme_lat_attach(const struct blk_nodelat_ops *ops,
 		nvme_lat_unpublish_idle(ops);
 	}
 	return 0;
+}
+
+/* Track @ns if it is wanted; 0 when done or not wanted. */
+static int nvme_lat_attach(const struct blk_nodelat_ops *ops,
+			   struct nvme_ns *ns)
+{
+	if (!nvme_lat_wanted(ns))
+		return 0;
+	if (!nvme_lat_may_freeze(ns))
+		return -ENOLINK;
+	/* paths of one controller share its link: one in-flight count */
+	return nvme_lat_attached(ops, ns, ops->attach(ns->queue, ns->ctrl));
+}
+
+/*
+ * Stop tracking @ns, giving up when it does not drain in time (a
+ * tracker without batch ops waits as long as it takes).
+ */
+static int nvme_lat_detach(const struct blk_nodelat_ops *ops,
+			   struct nvme_ns *ns)
+{
+	const struct blk_nodelat_batch_ops *batch;
+	struct request_queue *q = ns->queue;
+	int ret = 0;
+
+	if (!ops->tracked(q))
+		return 0;
+	if (!nvme_lat_may_freeze(ns))
+		return -ENOLINK;
+	batch = symbol_get(blk_nodelat_batch_ops);
+	if (batch) {
+		batch->detach(&q, &ret, 1);
+		symbol_put(blk_nodelat_batch_ops);
+	} else {
+		ops->detach(q);
+	}
+	if (ret < 0)
+		return ret;
+	nvme_lat_unpublish_idle(ops);
+	return 0;
+}
+
+/*
+ * Bring @ns's tracking in line with its subsystem's policy; 0 when it is.
+ * A path being removed is nvme_lat_remove_path()'s.
+ */
+static int nvme_lat_sync(const struct blk_nodelat_ops *ops, struct nvme_ns *ns)
+{
+	if (test_bit(NVME_NS_REMOVING, &ns->flags))
+		return 0;
+	if (nvme_lat_wanted(ns))
+		return nvme_lat_attach(ops, ns);
+	return nvme_lat_detach(ops, ns);
 }
 
 static void nvme_lat_retry_later(void)
@@ -506,8 +562,8 @@ static struct nvme_lat_pending *nvme_lat_find(struct nvme_ns *ns)
 }
 
 /*
- * Remember that @ns could not be tracked, saying so the first time;
- * allocates, so no lock may be held.
+ * Remember that @ns could not be tracked, or untracked, saying so the
+ * first time; allocates, so no lock may be held.
  */
 static void nvme_lat_pend(struct nvme_ns *ns, int err)
 {
@@ -522,7 +578,7 @@ static void nvme_lat_pend(struct nvme_ns *ns, int err)
 	if (p)
 		p->err = err;
 	/* under the lock: nvme_lat_unpend() runs after REMOVING is set */
-	if (first && nvme_lat_wanted(ns)) {
+	if (first && !test_bit(NVME_NS_REMOVING, &ns->flags)) {
 		new->ns = ns;
 		new->err = err;
 		list_add_tail(&new->entry, &nvme_lat_pending);
@@ -530,9 +586,13 @@ static void nvme_lat_pend(struct nvme_ns *ns, int err)
 	}
 	spin_unlock(&nvme_lat_pending_lock);
 	kfree(new);
-	if (first)
+	if (first && nvme_lat_wanted(ns))
 		dev_warn(disk_to_dev(ns->disk),
 			 "latency: cannot track this path (%d); I/O goes round robin until it can, retrying\n",
+			 err);
+	else if (first)
+		dev_info(disk_to_dev(ns->disk),
+			 "latency: cannot stop tracking this path yet (%d), retrying\n",
 			 err);
 	nvme_lat_retry_later();
 }
@@ -585,7 +645,7 @@ static void nvme_lat_retry_fn(struct work_struct *work)
 
 	idx = srcu_read_lock(&nvme_lat_srcu);
 	while ((ns = nvme_lat_next(seq))) {
-		ret = ops ? nvme_lat_attach(ops, ns) : -ENOENT;
+		ret = ops ? nvme_lat_sync(ops, ns) : -ENOENT;
 		if (!ret) {
 			nvme_lat_unpend(ns);
 			if (nvme_lat_wanted(ns))
@@ -662,6 +722,128 @@ static void nvme_lat_put_paths(struct nvme_ns **paths)
 	kvfree(paths);
 }
 
+/* Paths of a switch, as the tracker's batch ops take them. */
+struct nvme_lat_batch {
+	struct nvme_ns		**ns;
+	struct request_queue	**qs;
+	const void		**ctrls;
+	int			*rets;
+	unsigned int		n;
+};
+
+/* Arrays for the paths of @paths (NULL-ended); false without memory. */
+static bool nvme_lat_batch_alloc(struct nvme_lat_batch *b,
+				 struct nvme_ns **paths)
+{
+	size_t each = 3 * sizeof(void *) + sizeof(int);
+	unsigned int n = 0;
+	void *mem;
+
+	while (paths[n])
+		n++;
+	mem = kvcalloc(n ? n : 1, each, GFP_KERNEL);
+	if (!mem)
+		return false;
+	b->ns = mem;
+	b->qs = mem + n * sizeof(void *);
+	b->ctrls = mem + 2 * n * sizeof(void *);
+	b->rets = mem + 3 * n * sizeof(void *);
+	b->n = 0;
+	return true;
+}
+
+static void nvme_lat_batch_add(struct nvme_lat_batch *b, struct nvme_ns *ns)
+{
+	b->ns[b->n] = ns;
+	b->qs[b->n] = ns->queue;
+	b->ctrls[b->n] = ns->ctrl;
+	b->n++;
+}
+
+/*
+ * Attach every path of a switch in one batch of the tracker (one grace
+ * period, not one per path); one at a time without batch ops or memory.
+ */
+static void nvme_lat_attach_paths(const struct blk_nodelat_ops *ops,
+				  struct nvme_ns **paths)
+{
+	const struct blk_nodelat_batch_ops *batch;
+	struct nvme_lat_batch b;
+	struct nvme_ns **p;
+	unsigned int i;
+	int ret;
+
+	batch = symbol_get(blk_nodelat_batch_ops);
+	if (!batch || !nvme_lat_batch_alloc(&b, paths)) {
+		for (p = paths; *p; p++) {
+			ret = nvme_lat_attach(ops, *p);
+			if (ret)
+				nvme_lat_pend(*p, ret);
+		}
+		goto out;
+	}
+	for (p = paths; *p; p++) {
+		if (!nvme_lat_wanted(*p))
+			continue;
+		if (nvme_lat_may_freeze(*p))
+			nvme_lat_batch_add(&b, *p);
+		else
+			nvme_lat_pend(*p, -ENOLINK);
+	}
+	batch->attach(b.qs, b.ctrls, b.rets, b.n);
+	for (i = 0; i < b.n; i++) {
+		ret = nvme_lat_attached(ops, b.ns[i], b.rets[i]);
+		if (ret)
+			nvme_lat_pend(b.ns[i], ret);
+	}
+	kvfree(b.ns);
+out:
+	if (batch)
+		symbol_put(blk_nodelat_batch_ops);
+}
+
+/* Detach every path of a switch, in one batch as nvme_lat_attach_paths(). */
+static void nvme_lat_detach_paths(const struct blk_nodelat_ops *ops,
+				  struct nvme_ns **paths)
+{
+	const struct blk_nodelat_batch_ops *batch;
+	struct nvme_lat_batch b;
+	struct nvme_ns **p;
+	unsigned int i;
+	int ret;
+
+	for (p = paths; *p; p++)
+		nvme_lat_unpend(*p);
+	batch = symbol_get(blk_nodelat_batch_ops);
+	if (!batch || !nvme_lat_batch_alloc(&b, paths)) {
+		for (p = paths; *p; p++) {
+			ret = nvme_lat_detach(ops, *p);
+			if (ret)
+				nvme_lat_pend(*p, ret);
+		}
+		goto out;
+	}
+	for (p = paths; *p; p++) {
+		if (!ops->tracked((*p)->queue))
+			continue;
+		if (nvme_lat_may_freeze(*p))
+			nvme_lat_batch_add(&b, *p);
+		else
+			nvme_lat_pend(*p, -ENOLINK);
+	}
+	batch->detach(b.qs, b.rets, b.n);
+	for (i = 0; i < b.n; i++)
+		if (b.rets[i] < 0)
+			nvme_lat_pend(b.ns[i], b.rets[i]);
+	kvfree(b.ns);
+out:
+	if (batch)
+		symbol_put(blk_nodelat_batch_ops);
+	/* held bios go out under the new policy */
+	for (p = paths; *p; p++)
+		nvme_lat_hold_free((*p)->head);
+}
+
 /**
  * nvme_lat_set_iopolicy() - set the iopolicy of @subsys
  * @subsys: the subsystem
@@ -677,8 +859,8 @@ static void nvme_lat_put_paths(struct nvme_ns **paths)
 int nvme_lat_set_iopolicy(struct nvme_subsystem *subsys, int policy)
 {
 	const struct blk_nodelat_ops *ops = NULL;
-	struct nvme_ns **paths, **p;
-	int old, idx, ret;
+	struct nvme_ns **paths;
+	int old, idx;
 
 	if (policy == NVME_IOPOLICY_LAT) {
 		ops = symbol_request(blk_nodelat_ops);
@@ -705,18 +887,10 @@ int nvme_lat_set_iopolicy(struct nvme_subsystem *subsys, int policy)
 		old = -ENOMEM;
 		goto out;
 	}
-	for (p = paths; *p; p++) {
-		if (policy == NVME_IOPOLICY_LAT) {
-			ret = nvme_lat_attach(ops, *p);
-			if (ret)
-				nvme_lat_pend(*p, ret);
-			continue;
-		}
-		nvme_lat_unpend(*p);
-		ops->detach((*p)->queue);
-		/* held bios go out under the new policy */
-		nvme_lat_hold_free((*p)->head);
-	}
+	if (policy == NVME_IOPOLICY_LAT)
+		nvme_lat_attach_paths(ops, paths);
+	else
+		nvme_lat_detach_paths(ops, paths);
 	srcu_read_unlock(&nvme_lat_srcu, idx);
 	nvme_lat_put_paths(paths);
 	if (policy != NVME_IOPOLICY_LAT)

@@ -507,16 +507,16 @@ static void test_cmp_stalled(void)
 }
 
 /*
- * nlat-acc.h under a real race: one thread adds samples of exactly
- * TORN_LAT ns, another folds as the module does.  A fold that sees a
- * count without its sum (mean below TORN_LAT) or a sum without its count
- * (above) is a torn read; the old code's unordered pair of adds showed
- * them by the thousand here.
+ * nlat-acc.h under a real race: two threads add samples of exactly
+ * TORN_LAT ns to one slot, as completions on two CPUs do for one
+ * submitter; another takes the slot as the fold does.  A take that sees a
+ * count without its sum or the reverse is torn; a sample taken twice or
+ * never is lost.
  */
 #define TORN_LAT	1000
 #define TORN_SAMPLES	1000000ULL
 
-static struct nlat_acc torn_acc;
+static u64 torn_slot;
 static volatile int torn_done;
 
 static void *torn_writer(void *arg)
@@ -527,36 +527,79 @@ static void *torn_writer(void *arg)
 	for (i = 0; i < TORN_SAMPLES; i++) {
 		volatile unsigned int spin;
 
-		nlat_acc_add(&torn_acc, TORN_LAT);
+		__atomic_add_fetch(&torn_slot, nlat_acc_sample(TORN_LAT),
+				   __ATOMIC_SEQ_CST);
 		for (spin = 0; spin < (i & 511); spin++)	/* uneven gaps */
 			;
 	}
-	torn_done = 1;
+	__atomic_add_fetch(&torn_done, 1, __ATOMIC_SEQ_CST);
 	return NULL;
 }
 
 static void test_acc_torn(void)
 {
-	u64 sum, nr, seen_sum = 0, seen_nr = 0, folds = 0, torn = 0;
-	pthread_t t;
+	u64 sum, nr, all_sum = 0, all_nr = 0, folds = 0, torn = 0;
+	pthread_t t[2];
+	int i;
 
-	CHECK(!pthread_create(&t, NULL, torn_writer, NULL), "thread");
-	while (!torn_done) {
-		nlat_acc_read(&torn_acc, &sum, &nr);
-		if (nr != seen_nr) {
+	for (i = 0; i < 2; i++)
+		CHECK(!pthread_create(&t[i], NULL, torn_writer, NULL), "thread");
+	for (;;) {
+		int done = torn_done;
+
+		nlat_acc_split(__atomic_exchange_n(&torn_slot, 0,
+						   __ATOMIC_SEQ_CST), &sum, &nr);
+		if (nr) {
 			folds++;
-			if (sum - seen_sum != (nr - seen_nr) * TORN_LAT)
+			/* 1000 ns is 62.5 units: rounded to 63, 1008 ns */
+			if (sum != nr * 1008)
 				torn++;
 		}
-		seen_sum = sum;
-		seen_nr = nr;
+		all_sum += sum;
+		all_nr += nr;
+		if (done == 2)
+			break;
 	}
-	pthread_join(t, NULL);
-	nlat_acc_read(&torn_acc, &sum, &nr);
-	printf("  %llu folds with new samples, %llu torn\n", ULL(folds),
+	for (i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	printf("  %llu takes with new samples, %llu torn\n", ULL(folds),
 	       ULL(torn));
-	CHECK(nr == TORN_SAMPLES && sum == TORN_SAMPLES * TORN_LAT, "lost adds");
-	CHECK(!torn, "%llu torn folds out of %llu", ULL(torn), ULL(folds));
+	CHECK(all_nr == 2 * TORN_SAMPLES && all_sum == all_nr * 1008,
+	      "lost adds: %llu", ULL(all_nr));
+	CHECK(!torn, "%llu torn takes out of %llu", ULL(torn), ULL(folds));
+}
+
+/* The packed slot: rounding, the largest sample, when to fold early. */
+static void test_acc_pack(void)
+{
+	u64 v = 0, sum, nr, i;
+
+	nlat_acc_split(nlat_acc_sample(7), &sum, &nr);
+	CHECK(nr == 1 && sum == 0, "7 ns: %llu", ULL(sum));
+	nlat_acc_split(nlat_acc_sample(8), &sum, &nr);
+	CHECK(nr == 1 && sum == 16, "8 ns: %llu", ULL(sum));
+	/* rounding to nearest: the mean of many samples stays exact */
+	for (i = 0; i < 1000; i++)
+		v += nlat_acc_sample(20000 + i);
+	nlat_acc_split(v, &sum, &nr);
+	CHECK(nr == 1000 && sum / 1000 >= 20491 && sum / 1000 <= 20507,
+	      "mean %llu", ULL(sum / 1000));
+	CHECK(!nlat_acc_full(v), "");
+	/* 2048 of the largest samples after the early fold is asked */
+	for (v = 0, i = 0; !nlat_acc_full(v); i++)
+		v += nlat_acc_sample(NLAT_LAT_MAX_NS);
+	CHECK(i == 2048, "full after %llu", ULL(i));
+	for (i = 0; i < 2047; i++)
+		v += nlat_acc_sample(NLAT_LAT_MAX_NS);
+	nlat_acc_split(v, &sum, &nr);
+	CHECK(nr == 4095 && sum == 4095 * NLAT_LAT_MAX_NS, "sum wrapped: %llu",
+	      ULL(nr));
+	/* the count half asks at 2^21 samples, with as many to spare */
+	v = (1ULL << 21) * NLAT_ACC_ONE - NLAT_ACC_ONE;
+	CHECK(!nlat_acc_full(v), "");
+	CHECK(nlat_acc_full(v + nlat_acc_sample(1)), "");
+	nlat_acc_split(v + (1ULL << 21) * NLAT_ACC_ONE, &sum, &nr);
+	CHECK(nr == (1ULL << 22) - 1, "count %llu", ULL(nr));
 }
 
 static void test_cmp_ceiling(void)
@@ -615,14 +658,14 @@ static void test_queued(void)
 
 /*
  * A plugged batch of 16 (one io_submit()) on two paths whose estimates are
- * 5% apart, as nvme/020 saw them: routed bio by bio, each made (track)
- * before the next is routed, none started before the plug is flushed.
- * Counting only started requests sends the whole batch to the cheaper
- * path; with the queued count it splits about evenly.
+ * 5% apart, as nvme/020 saw them: routed bio by bio, each request made
+ * (and counted by track) before the next is routed, none started before
+ * the plug is flushed.  Counting only started requests sends the whole
+ * batch to the cheaper path; counting made ones splits it about evenly.
  */
 static void test_plug_batch(void)
 {
-	u64 lat[2] = { 1258 * US, 1199 * US }, q[2] = { 0, 0 };
+	u64 lat[2] = { 1258 * US, 1199 * US };
 	unsigned int n[2] = { 0, 0 }, old[2] = { 0, 0 }, i, k;
 
 	for (i = 0; i < 16; i++) {
@@ -630,23 +673,14 @@ static void test_plug_batch(void)
 
 		for (k = 0; k < 2; k++)
 			c[k] = (struct nvme_lat_cand){ .lat_ns = lat[k],
-				.inflight = nlat_queued_nr(q[k], 5) };
-		k = nvme_lat_cmp(&c[0], &c[1]) <= 0 ? 0 : 1;
-		q[k] = nlat_queued_inc(q[k], 5);
-		n[k]++;
+						       .inflight = n[k] };
+		n[nvme_lat_cmp(&c[0], &c[1]) <= 0 ? 0 : 1]++;
 		for (k = 0; k < 2; k++)
 			c[k] = (struct nvme_lat_cand){ .lat_ns = lat[k] };
 		old[nvme_lat_cmp(&c[0], &c[1]) <= 0 ? 0 : 1]++;
 	}
 	CHECK(n[1] >= 6 && n[1] <= 10, "batch split %u/%u", n[0], n[1]);
 	CHECK(old[1] == 16, "started only: %u/%u", old[0], old[1]);
-	for (i = 0; i < 16; i++) {
-		k = i < n[0] ? 0 : 1;
-		q[k] = nlat_queued_dec(q[k], 5);
-	}
-	CHECK(!nlat_queued_nr(q[0], 5) && !nlat_queued_nr(q[1], 5),
-	      "all started: %u %u", nlat_queued_nr(q[0], 5),
-	      nlat_queued_nr(q[1], 5));
 }
 
 /*
@@ -658,8 +692,8 @@ static void test_plug_batch(void)
  */
 static void test_unproven(void)
 {
-	u64 lat[2] = { 1258 * US, 1199 * US }, q[2] = { 0, 0 },
-	    done[2] = { 1 * SEC, 1 * SEC }, now = 11 * SEC, tick = 500;
+	u64 lat[2] = { 1258 * US, 1199 * US },
+	    done[2] = { 1 * SEC, 1 * SEC }, now = 11 * SEC;
 	unsigned int n[2] = { 0, 0 }, held = 0, i, k;
 	struct nlat_params p = defaults();
 	struct nvme_lat_cand c[2];
@@ -669,25 +703,19 @@ static void test_unproven(void)
 	CHECK(!nlat_unproven(true, now - 4 * p.window_ns + 1, now, &p), "");
 	CHECK(nlat_unproven(true, now - 4 * p.window_ns, now, &p), "");
 	CHECK(!nlat_unproven(true, now + 1, now, &p), "clock behind");
-	CHECK(nlat_queued_age(0, tick) == ~0ULL, "never made");
-	CHECK(nlat_queued_age(nlat_queued_inc(0, 100), 103) == 3, "");
-	CHECK(nlat_queued_age(nlat_queued_dec(nlat_queued_inc(0, 100), 100),
-			      103) == 3, "a start keeps the tick");
-	CHECK(nlat_queued_age(nlat_queued_inc(0, ~0ULL), 0) == 1, "wrap");
 
+	/* requests made count from track on: the batch's own are busy */
 	for (i = 0; i < 16; i++) {
 		for (k = 0; k < 2; k++)
 			c[k] = (struct nvme_lat_cand){ .lat_ns = lat[k],
-				.inflight = nlat_queued_nr(q[k], tick),
-				.unproven = nlat_unproven(
-					nlat_queued_age(q[k], tick) <= 1,
-					done[k], now, &p) };
+				.inflight = n[k],
+				.unproven = nlat_unproven(n[k], done[k], now,
+							  &p) };
 		k = nvme_lat_cmp(&c[0], &c[1]) <= 0 ? 0 : 1;
 		if (c[k].unproven) {
 			held++;
 			continue;
 		}
-		q[k] = nlat_queued_inc(q[k], tick);
 		n[k]++;
 	}
 	CHECK(n[0] == 1 && n[1] == 1 && held == 14, "%u/%u, %u held",
@@ -1150,13 +1178,14 @@ static const struct {
 	{ "cmp_rule",		test_cmp_rule },
 	{ "nbar_fold",		test_nbar_fold },
 	{ "cmp_ceiling",	test_cmp_ceiling },
-	{ "queued",		test_queued },
 	{ "plug_batch",		test_plug_batch },
 	{ "unproven",		test_unproven },
 	{ "quiet_relative",	test_quiet_relative },
 	{ "quiet_histories",	test_quiet_histories },
 	{ "cmp_stalled",	test_cmp_stalled },
 	{ "acc_torn",		test_acc_torn },
+	{ "acc_pack",		test_acc_pack },
+	{ "queued",		test_queued },
 	{ "sim_swap",		test_sim_swap },
 	{ "sim_restore",	test_sim_restore },
 	{ "sim_blackhole",	test_sim_blackhole },
