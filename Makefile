@@ -11,7 +11,9 @@
 #                             tests on bookworm (installs what it needs);
 #                             SUITES="trixie" for one of them;
 #                             KERNEL=debug: the VM scenarios on the lab's
-#                             lockdep/KASAN/kmemleak kernel
+#                             lockdep/KASAN/kmemleak kernel; KERNEL=kcsan:
+#                             the I/O scenarios on its KCSAN kernel (a data
+#                             race reported in our code fails)
 #   make check-long           what check leaves out for CI's 90 minutes:
 #                             (LONG=1) the switch storms, the stress and
 #                             more sequenced seeds (nvme/017, 019, 030,

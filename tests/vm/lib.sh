@@ -112,20 +112,21 @@ with_checkout()
 	NLAT_BIND="$top:/mnt/nvme-latency ${NLAT_BIND:-}" chroot_run "$@"
 }
 
-# debug_dir SUITE: the cache of SUITE's debug kernel (tests/vm/mkdebugkernel).
-# Its root/ is a copy of SUITE's root filesystem plus that kernel, its
-# modules and build tree, so the shared root never boots or builds it.
+# debug_dir SUITE [FLAVOUR]: the cache of SUITE's lab kernel FLAVOUR (debug,
+# the default, or kcsan; tests/vm/mkdebugkernel).  Its root/ is a copy of
+# SUITE's root filesystem plus that kernel, its modules and build tree, so
+# the shared root never boots or builds it.
 debug_dir()
 {
-	echo "$NLAT_CACHE/debug/$1"
+	echo "$NLAT_CACHE/${2:-debug}/$1"
 }
 
-# debug_kver SUITE: the release of SUITE's debug kernel, once built.
+# debug_kver SUITE [FLAVOUR]: the release of that kernel, once built.
 debug_kver()
 {
 	local f
 
-	f=$(debug_dir "$1")/root/.nlat-debug
+	f=$(debug_dir "$1" "${2:-debug}")/root/.nlat-debug
 	[[ -f $f ]] || return 1
 	sed -n 's/^kver=//p' "$f"
 }
