@@ -21,6 +21,8 @@
 #                             (pkg/010, 013-016, 021); the other roots'
 #                             VM scenarios and package tests
 #   make bench                policy comparison table in the VM lab
+#   make bench-scale          switch time, memory per path and IOPS with
+#                             thousands of paths (tests/bench/scale)
 #   make sim                  the policy simulator's grid (tests/sim)
 #   make blktests             upstream blktests' nvme group, stock nvme-core
 #                             against ours with "latency", on each series
@@ -38,7 +40,7 @@ SUITE	?= bookworm
 SUITES	?=
 KERNEL	?= distro
 
-.PHONY: all modules demo check check-long unit sim bench blktests lint lint-kernel clean
+.PHONY: all modules demo check check-long unit sim bench bench-scale blktests lint lint-kernel clean
 
 all: modules
 
@@ -62,6 +64,9 @@ sim:
 
 bench:
 	tests/bench/run $(SUITE)
+
+bench-scale:
+	tests/bench/scale $(SUITE)
 
 blktests:
 	NLAT_KERNEL="$(KERNEL)" tests/blktests/run $(SUITES)
