@@ -16,7 +16,7 @@
 #                             (LONG=1) the switch storms, the stress and
 #                             more sequenced seeds (nvme/017, 019, 030,
 #                             050, 052), the package tests marked LONG
-#                             (pkg/010, 013-016, 019); the other roots'
+#                             (pkg/010, 013-016, 019, 020); the other roots'
 #                             VM scenarios and package tests
 #   make bench                policy comparison table in the VM lab
 #   make sim                  the policy simulator's grid (tests/sim)
