@@ -18,7 +18,7 @@
 #                             (LONG=1) the switch storms, the stress and
 #                             more sequenced seeds (nvme/017, 019, 030,
 #                             050, 052), the package tests marked LONG
-#                             (pkg/010, 013-016, 021); the other roots'
+#                             (pkg/010, 013-017, 019-021); the other roots'
 #                             VM scenarios and package tests
 #   make bench                policy comparison table in the VM lab
 #   make bench-scale          switch time, memory per path and IOPS with

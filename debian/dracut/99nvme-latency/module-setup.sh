@@ -19,7 +19,9 @@ installkernel()
 {
 	local ours intree
 
-	ours=$(find "$initdir/" -path '*/updates/*' -name 'nvme-core.ko*' 2> /dev/null | head -1)
+	# dkms's place: updates/ (Debian, SUSE), extra/ (Fedora, RHEL)
+	ours=$(find "$initdir/" \( -path '*/updates/*' -o -path '*/extra/*' \) \
+		-name 'nvme-core.ko*' 2> /dev/null | head -1)
 	[[ -n $ours ]] || return 0
 	if ! /usr/lib/nvme-latency-dkms/secure-boot-check --explain; then
 		intree=$(ls /lib/modules/"$kernel"/kernel/drivers/nvme/host/nvme-core.ko* \
@@ -29,7 +31,8 @@ installkernel()
 		# and no module signed with the unenrolled key (the softdep
 		# pulls blk-nodelat in)
 		rm -f "$ours"
-		find "$initdir/" -path '*/updates/*' -name 'blk-nodelat.ko*' -exec rm -f {} +
+		find "$initdir/" \( -path '*/updates/*' -o -path '*/extra/*' \) \
+			-name 'blk-nodelat.ko*' -exec rm -f {} +
 		inst_simple "$intree" "/lib/modules/$kernel/kernel/drivers/nvme/host/${intree##*/}"
 		return 0
 	fi
