@@ -472,36 +472,6 @@ static bool nvme_lat_may_freeze(struct nvme_ns *ns)
 	return READ_ONCE(ns->ctrl->state) == NVME_CTRL_LIVE;
 }
 
-/* After the tracker's attach of @ns returned @ret; 0 when done. */
-static int nvme_lat_attached(const struct blk_nodelat_ops *ops,
-			     struct nvme_ns *ns, int ret)
-{
-	if (ret == -EAGAIN)	/* not registered: nvme_lat_add_path() follows */
-		return 0;
-	if (ret < 0)
-		return ret;
-	nvme_lat_publish();
-	/* pairs with the xchg() of the policy and test_and_set_bit(REMOVING) */
-	smp_mb();
-	if (!nvme_lat_wanted(ns)) {
-		ops->detach(ns->queue);
-		nvme_lat_unpublish_idle(ops);
-	}
-	return 0;
-}
-
-/* Track @ns if it is wanted; 0 when done or not wanted. */
-static int nvme_lat_attach(const struct blk_nodelat_ops *ops,
-			   struct nvme_ns *ns)
-{
-	if (!nvme_lat_wanted(ns))
-		return 0;
-	if (!nvme_lat_may_freeze(ns))
-		return -ENOLINK;
-	/* paths of one controller share its link: one in-flight count */
-	return nvme_lat_attached(ops, ns, ops->attach(ns->queue, ns->ctrl));
-}
-
 /*
  * Stop tracking @ns, giving up when it does not drain in time (a
  * tracker without batch ops waits as long as it takes).
@@ -528,6 +498,35 @@ static int nvme_lat_detach(const struct blk_nodelat_ops *ops,
 		return ret;
 	nvme_lat_unpublish_idle(ops);
 	return 0;
+}
+
+/* After the tracker's attach of @ns returned @ret; 0 when done. */
+static int nvme_lat_attached(const struct blk_nodelat_ops *ops,
+			     struct nvme_ns *ns, int ret)
+{
+	if (ret == -EAGAIN)	/* not registered: nvme_lat_add_path() follows */
+		return 0;
+	if (ret < 0)
+		return ret;
+	nvme_lat_publish();
+	/* pairs with the xchg() of the policy and test_and_set_bit(REMOVING) */
+	smp_mb();
+	/* the policy changed meanwhile: undo, bounded as any detach */
+	if (!nvme_lat_wanted(ns))
+		return nvme_lat_detach(ops, ns);
+	return 0;
+}
+
+/* Track @ns if it is wanted; 0 when done or not wanted. */
+static int nvme_lat_attach(const struct blk_nodelat_ops *ops,
+			   struct nvme_ns *ns)
+{
+	if (!nvme_lat_wanted(ns) || ops->tracked(ns->queue))
+		return 0;
+	if (!nvme_lat_may_freeze(ns))
+		return -ENOLINK;
+	/* paths of one controller share its link: one in-flight count */
+	return nvme_lat_attached(ops, ns, ops->attach(ns->queue, ns->ctrl));
 }
 
 /*
@@ -760,88 +759,67 @@ static void nvme_lat_batch_add(struct nvme_lat_batch *b, struct nvme_ns *ns)
 	b->n++;
 }
 
-/*
- * Attach every path of a switch in one batch of the tracker (one grace
- * period, not one per path); one at a time without batch ops or memory.
- */
-static void nvme_lat_attach_paths(const struct blk_nodelat_ops *ops,
-				  struct nvme_ns **paths)
+/* @ns is to be attached (@attach) or detached for its policy. */
+static bool nvme_lat_needs(const struct blk_nodelat_ops *ops,
+			   struct nvme_ns *ns, bool attach)
 {
-	const struct blk_nodelat_batch_ops *batch;
-	struct nvme_lat_batch b;
-	struct nvme_ns **p;
-	unsigned int i;
-	int ret;
-
-	batch = symbol_get(blk_nodelat_batch_ops);
-	if (!batch || !nvme_lat_batch_alloc(&b, paths)) {
-		for (p = paths; *p; p++) {
-			ret = nvme_lat_attach(ops, *p);
-			if (ret)
-				nvme_lat_pend(*p, ret);
-		}
-		goto out;
-	}
-	for (p = paths; *p; p++) {
-		if (!nvme_lat_wanted(*p))
-			continue;
-		if (nvme_lat_may_freeze(*p))
-			nvme_lat_batch_add(&b, *p);
-		else
-			nvme_lat_pend(*p, -ENOLINK);
-	}
-	batch->attach(b.qs, b.ctrls, b.rets, b.n);
-	for (i = 0; i < b.n; i++) {
-		ret = nvme_lat_attached(ops, b.ns[i], b.rets[i]);
-		if (ret)
-			nvme_lat_pend(b.ns[i], ret);
-	}
-	kvfree(b.ns);
-out:
-	if (batch)
-		symbol_put(blk_nodelat_batch_ops);
+	return !test_bit(NVME_NS_REMOVING, &ns->flags) &&
+	       nvme_lat_wanted(ns) == attach &&
+	       ops->tracked(ns->queue) != attach;
 }
 
-/* Detach every path of a switch, in one batch as nvme_lat_attach_paths(). */
-static void nvme_lat_detach_paths(const struct blk_nodelat_ops *ops,
-				  struct nvme_ns **paths)
+/* @ns's tracking is what its policy wants (@ret 0) or is to be retried. */
+static void nvme_lat_settle(struct nvme_ns *ns, int ret)
+{
+	if (ret)
+		nvme_lat_pend(ns, ret);
+	else
+		nvme_lat_unpend(ns);
+}
+
+/*
+ * Bring every path of a switch (@paths, NULL-ended) in line with the new
+ * policy, which @attach's: in one batch of the tracker (one grace period,
+ * not one per path), one at a time without batch ops or memory.
+ */
+static void nvme_lat_switch_paths(const struct blk_nodelat_ops *ops,
+				  struct nvme_ns **paths, bool attach)
 {
 	const struct blk_nodelat_batch_ops *batch;
 	struct nvme_lat_batch b;
 	struct nvme_ns **p;
 	unsigned int i;
-	int ret;
 
-	for (p = paths; *p; p++)
-		nvme_lat_unpend(*p);
 	batch = symbol_get(blk_nodelat_batch_ops);
-	if (!batch || !nvme_lat_batch_alloc(&b, paths)) {
-		for (p = paths; *p; p++) {
-			ret = nvme_lat_detach(ops, *p);
-			if (ret)
-				nvme_lat_pend(*p, ret);
-		}
-		goto out;
+	if (batch && !nvme_lat_batch_alloc(&b, paths)) {
+		symbol_put(blk_nodelat_batch_ops);
+		batch = NULL;
 	}
 	for (p = paths; *p; p++) {
-		if (!ops->tracked((*p)->queue))
-			continue;
-		if (nvme_lat_may_freeze(*p))
-			nvme_lat_batch_add(&b, *p);
+		/* also a path that another switch left listed */
+		if (!batch || !nvme_lat_needs(ops, *p, attach))
+			nvme_lat_settle(*p, nvme_lat_sync(ops, *p));
+		else if (!nvme_lat_may_freeze(*p))
+			nvme_lat_settle(*p, -ENOLINK);
 		else
-			nvme_lat_pend(*p, -ENOLINK);
+			nvme_lat_batch_add(&b, *p);
 	}
-	batch->detach(b.qs, b.rets, b.n);
-	for (i = 0; i < b.n; i++)
-		if (b.rets[i] < 0)
-			nvme_lat_pend(b.ns[i], b.rets[i]);
-	kvfree(b.ns);
-out:
-	if (batch)
+	if (batch) {
+		if (attach)
+			batch->attach(b.qs, b.ctrls, b.rets, b.n);
+		else
+			batch->detach(b.qs, b.rets, b.n);
+		for (i = 0; i < b.n; i++)
+			nvme_lat_settle(b.ns[i], attach ?
+					nvme_lat_attached(ops, b.ns[i], b.rets[i]) :
+					min(b.rets[i], 0));
+		kvfree(b.ns);
 		symbol_put(blk_nodelat_batch_ops);
+	}
 	/* held bios go out under the new policy */
-	for (p = paths; *p; p++)
-		nvme_lat_hold_free((*p)->head);
+	if (!attach)
+		for (p = paths; *p; p++)
+			nvme_lat_hold_free((*p)->head);
 }
 
 /**
@@ -887,10 +865,7 @@ int nvme_lat_set_iopolicy(struct nvme_subsystem *subsys, int policy)
 		old = -ENOMEM;
 		goto out;
 	}
-	if (policy == NVME_IOPOLICY_LAT)
-		nvme_lat_attach_paths(ops, paths);
-	else
-		nvme_lat_detach_paths(ops, paths);
+	nvme_lat_switch_paths(ops, paths, policy == NVME_IOPOLICY_LAT);
 	srcu_read_unlock(&nvme_lat_srcu, idx);
 	nvme_lat_put_paths(paths);
 	if (policy != NVME_IOPOLICY_LAT)
