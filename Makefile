@@ -23,6 +23,10 @@
 #   make bench                policy comparison table in the VM lab
 #   make bench-scale          switch time, memory per path and IOPS with
 #                             thousands of paths (tests/bench/scale)
+#   make bench-cost           the policy's own cost, CPU-bound over nvme-loop
+#                             (tests/bench/cost)
+#   make bench-field          the field's randrw workload over 4 paths and
+#                             its per-path in-flight plots (tests/bench/field)
 #   make sim                  the policy simulator's grid (tests/sim)
 #   make blktests             upstream blktests' nvme group, stock nvme-core
 #                             against ours with "latency", on each series
@@ -40,7 +44,7 @@ SUITE	?= bookworm
 SUITES	?=
 KERNEL	?= distro
 
-.PHONY: all modules demo check check-long unit sim bench bench-scale blktests lint lint-kernel clean
+.PHONY: all modules demo check check-long unit sim bench bench-scale bench-cost bench-field blktests lint lint-kernel clean
 
 all: modules
 
@@ -67,6 +71,12 @@ bench:
 
 bench-scale:
 	tests/bench/scale $(SUITE)
+
+bench-cost:
+	tests/bench/cost $(SUITE)
+
+bench-field:
+	tests/bench/field $(SUITE)
 
 blktests:
 	NLAT_KERNEL="$(KERNEL)" tests/blktests/run $(SUITES)
