@@ -55,8 +55,12 @@
  * while the queue was measured (Little's law: the latencies completed in
  * a fold over its length, an EWMA like the estimates), summed over the
  * group: the user charges a path less for load it was measured at
- * (nvme-latency-cost.h).  The waiting and stalled states below are the
- * group's too: a controller that stops answering stalls all its paths.
+ * (nvme-latency-cost.h).  Both the load in flight and nbar count a
+ * request by its size (nlat_size_units()) and read() gives them in
+ * requests of the class asked for: a 4 KiB read sees a link carrying
+ * 128 KiB writes as the 32-fold load it is.  The waiting and stalled
+ * states below are the group's too: a controller that stops answering
+ * stalls all its paths.
  *
  * Waiting.  Once a queue with requests in flight has answered nothing for
  * a window (since its last completion, or since it became busy), read()
@@ -271,7 +275,7 @@ struct nlat_group {
 	u8			*tag_bytes;	/* [hctx][tag]: NLAT_TAG_* */
 	unsigned int		tag_hctxs;
 	unsigned int		tag_depth;
-	atomic_t		inflight ____cacheline_aligned_in_smp;
+	atomic64_t		inflight ____cacheline_aligned_in_smp;
 	atomic64_t		queued;		/* scheduler's, not started */
 	u64			done_ns;	/* last completion, ktime_get_ns() */
 	u64			busy_ns;	/* inflight went 0 -> 1 */
@@ -417,10 +421,11 @@ static void nlat_fold_cell(struct nlat_cell *c, u64 now,
 
 /*
  * Take @cpu's samples into its node's cells; returns their ns and adds
- * their number to *@nr.  The exchange pairs with done's add: a sample is
- * taken whole by exactly one fold.
+ * their number to *@nr, their ns weighted by size units to *@sum_u.  The
+ * exchange pairs with done's add: a sample is taken whole by exactly one
+ * fold.
  */
-static u64 nlat_take_cpu(struct nlat_queue *nq, int cpu, u64 *nr)
+static u64 nlat_take_cpu(struct nlat_queue *nq, int cpu, u64 *nr, u64 *sum_u)
 {
 	struct nlat_pcpu *pc = per_cpu_ptr(nq->pcpu, cpu);
 	int node = cpu_to_node(cpu);
@@ -441,6 +446,7 @@ static u64 nlat_take_cpu(struct nlat_queue *nq, int cpu, u64 *nr)
 		c->fold_nr += cn;
 		sum += cs;
 		*nr += cn;
+		*sum_u += cs * nlat_size_units(cls % NLAT_NR_SIZES);
 	}
 	return sum;
 }
@@ -451,7 +457,7 @@ static void nlat_fold_work(struct work_struct *work)
 					     struct nlat_queue, fold_work);
 	unsigned int words = BITS_TO_LONGS(nr_cpu_ids), w, i;
 	struct nlat_group *grp = nq->grp;
-	u64 now = nlat_now(), sum = 0, nr = 0;
+	u64 now = nlat_now(), sum = 0, sum_u = 0, nr = 0;
 	struct nlat_params p;
 	u32 nbar;
 
@@ -465,7 +471,8 @@ static void nlat_fold_work(struct work_struct *work)
 			continue;
 		bits = xchg(&nq->cpus[w], 0);
 		for_each_set_bit(bit, &bits, BITS_PER_LONG)
-			sum += nlat_take_cpu(nq, w * BITS_PER_LONG + bit, &nr);
+			sum += nlat_take_cpu(nq, w * BITS_PER_LONG + bit, &nr,
+					     &sum_u);
 	}
 	for (i = 0; i < nq->nr_cells; i++)
 		nlat_fold_cell(&nq->cells[i], now, &p);
@@ -476,7 +483,7 @@ static void nlat_fold_work(struct work_struct *work)
 					    div64_u64(sum, nr), p.hist_w, 1));
 	/* the first fold spans the window since the first completion */
 	if ((s64)(now - nq->fold_ns) > 0) {
-		nq->nbar = nlat_nbar_fold(nq->nbar, sum,
+		nq->nbar = nlat_nbar_fold(nq->nbar, sum_u,
 					  nq->fold_ns ? now - nq->fold_ns :
 							p.window_ns,
 					  p.hist_w, p.window_ns);
@@ -660,7 +667,8 @@ static bool nlat_uncount(struct nlat_queue *nq, struct request *rq, u8 *tag)
 		if (!(old & NLAT_TAG_COUNTED))
 			return false;
 	} while (!try_cmpxchg(slot, &old, old & ~NLAT_TAG_COUNTED));
-	atomic_dec(&nq->grp->inflight);
+	atomic64_sub(nlat_infl_delta(nlat_size_units(old & NLAT_TAG_SIZE)),
+		     &nq->grp->inflight);
 	*tag = old;
 	return true;
 }
@@ -670,9 +678,12 @@ static void nlat_count(struct nlat_group *grp, struct request *rq, u8 *slot,
 		       unsigned int bytes)
 {
 	u8 size = nlat_rq_sampled(rq) ? nlat_size_class(bytes) : 0;
+	s64 v;
 
 	WRITE_ONCE(*slot, size | NLAT_TAG_COUNTED);
-	if (atomic_inc_return(&grp->inflight) == 1)
+	v = atomic64_add_return(nlat_infl_delta(nlat_size_units(size)),
+				&grp->inflight);
+	if (nlat_infl_nr(v) == 1)
 		WRITE_ONCE(grp->busy_ns, ktime_get_ns());
 }
 
@@ -819,7 +830,7 @@ static int nlat_stats_show(struct seq_file *m, void *unused)
 	done = READ_ONCE(nq->grp->done_ns);
 	fine = ktime_get_ns();
 	seq_printf(m, "inflight %d done_age_msec %lld\n",
-		   atomic_read(&nq->grp->inflight),
+		   nlat_infl_nr(atomic64_read(&nq->grp->inflight)),
 		   done ? (s64)div_u64(fine > done ? fine - done : 0,
 				       NSEC_PER_MSEC) : -1LL);
 	seq_puts(m, "node class lat_nsec samples age_msec\n");
@@ -1171,6 +1182,9 @@ static bool nlat_read(struct request_queue *q, int node, unsigned int cls,
 	struct nlat_queue *nq;
 	struct nlat_cell *c;
 	u64 ewma, upd, probe, now, since, quiet, queued;
+	unsigned int units;
+	s64 infl;
+	long nbar;
 	u32 started;
 	bool busy;
 
@@ -1192,7 +1206,10 @@ static bool nlat_read(struct request_queue *q, int node, unsigned int cls,
 	upd = READ_ONCE(c->est.upd_ns);
 	probe = READ_ONCE(c->probe_ns);
 	v->lat_ns = nlat_ewma_ns(ewma);
-	started = max(atomic_read(&nq->grp->inflight), 0);
+	infl = atomic64_read(&nq->grp->inflight);
+	started = max(nlat_infl_nr(infl), 0);
+	/* the group's load in requests of this class's size */
+	units = nlat_size_units(cls % NLAT_NR_SIZES);
 
 	nlat_params_get(&p);
 	/* one coarse clock: its lag behind done_ns only shortens a wait */
@@ -1204,16 +1221,22 @@ static bool nlat_read(struct request_queue *q, int node, unsigned int cls,
 	v->stalled = nlat_stalled_for(started, since, now, quiet);
 	v->started = started;
 	queued = atomic64_read(&nq->grp->queued);
-	v->inflight = started + nlat_queued_nr(queued, jiffies);
+	/* not started yet, size unknown: one of this class each */
+	v->inflight = min_t(u64, DIV_ROUND_UP_ULL(max_t(s64, nlat_infl_units(infl),
+							0), units),
+			    U32_MAX / 2) + nlat_queued_nr(queued, jiffies);
 	busy = started || nlat_queued_age(queued, jiffies) <=
 			  usecs_to_jiffies(READ_ONCE(nlat_window_usec));
 	v->unproven = nlat_unproven_for(busy, READ_ONCE(nq->grp->done_ns), now,
 					quiet);
 	/* nothing folded for a stale interval: that load is not the present */
 	if ((s64)(now - READ_ONCE(nq->grp->fold_ns)) <
-	    (s64)(p.stale_windows * p.window_ns))
-		v->nbar = clamp_val(atomic_long_read(&nq->grp->nbar), 0,
-				    NLAT_NBAR_MAX);
+	    (s64)(p.stale_windows * p.window_ns)) {
+		nbar = atomic_long_read(&nq->grp->nbar);
+		v->nbar = nbar <= 0 ? 0 :
+			  min_t(unsigned long, (unsigned long)nbar / units,
+				NLAT_NBAR_MAX);
+	}
 	/* unproven: the one I/O it has is the probe */
 	if (may_probe && !v->stalled && !v->unproven &&
 	    nlat_probe_due(ewma, upd, READ_ONCE(c->est.backoff), probe, now,
@@ -1246,7 +1269,7 @@ static int nlat_emit(struct request_queue *q, char *buf, int at)
 	}
 	nlat_params_get(&p);
 	now = nlat_now();
-	inflight = max(atomic_read(&nq->grp->inflight), 0);
+	inflight = max(nlat_infl_nr(atomic64_read(&nq->grp->inflight)), 0);
 	since = max(READ_ONCE(nq->grp->done_ns), READ_ONCE(nq->grp->busy_ns));
 	at += sysfs_emit_at(buf, at, "inflight %d stalled %d probes %ld\n",
 			    inflight,

@@ -35,6 +35,16 @@ static inline unsigned int nlat_size_class(unsigned int bytes)
 	return 3;
 }
 
+/*
+ * A size class's weight in 4 KiB units: what a request of that class adds
+ * to its group's load (nlat_view.inflight, .nbar).  128 KiB for the
+ * largest class, the common maximum transfer of fabrics controllers.
+ */
+static inline unsigned int nlat_size_units(unsigned int size_class)
+{
+	return size_class < 3 ? 1U << (2 * size_class) : 32;
+}
+
 static inline unsigned int nlat_rw_class(bool read, unsigned int size_class)
 {
 	return size_class + (read ? 0 : NLAT_NR_SIZES);
@@ -55,6 +65,7 @@ struct nlat_view {
 	u64	lat_ns;		/* EWMA of completion latency, 0 if none yet */
 	u32	inflight;	/* group's requests made, not completed */
 	u32	nbar;		/* group's mean in flight, 1/NLAT_NBAR_ONE */
+	/* both in requests of the class read: a 128 KiB one is 32 4 KiB */
 	bool	probe;		/* no fresh data: caller was granted a probe */
 	bool	stalled;	/* in flight, yet nothing completed for a while */
 	bool	unproven;	/* quiet, then given I/O: not answered since */

@@ -40,4 +40,25 @@ static inline void nlat_acc_split(u64 v, u64 *sum_ns, u64 *nr)
 	*nr = v >> NLAT_ACC_SUM_BITS;
 }
 
+/*
+ * A group's load in flight: requests in the low half, their size units
+ * (nlat_size_units()) in the high half, so that one atomic add counts a
+ * request and one subtract uncounts it.  Either half reads right through
+ * a transient negative value of the other.
+ */
+static inline s64 nlat_infl_delta(unsigned int units)
+{
+	return ((s64)units << 32) | 1;
+}
+
+static inline s32 nlat_infl_nr(s64 v)
+{
+	return (s32)v;
+}
+
+static inline s64 nlat_infl_units(s64 v)
+{
+	return (v - (s32)v) >> 32;
+}
+
 #endif /* _NLAT_ACC_H */

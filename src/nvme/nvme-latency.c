@@ -12,7 +12,9 @@
  * inflight the requests started and not completed on the path's
  * controller (the tracker counts per controller, as queue-depth does),
  * nbar their mean number while the estimate was measured: a path is
- * charged less for the load its latency was measured at.  A path whose estimate is
+ * charged less for the load its latency was measured at.  Both count
+ * requests of the I/O's size (a 128k one in flight is 32 for a 4k read),
+ * so small I/O leaves a link that large I/O fills.  A path whose estimate is
  * missing or stale is granted probe I/Os by the tracker, one per node and
  * stale interval (twice as long while probes find it unchanged), so a path
  * that was slow is measured again; a path that stalls (requests in flight,

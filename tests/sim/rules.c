@@ -8,7 +8,8 @@
  *   kernel	nvme_lat_cmp() with the group's nbar; nlat_probe_due() with
  *		the cell's back-off; samples bounded by nlat_bound_lat();
  *		read/write classes (nlat_io_class()); in flight, waiting and
- *		stalled per controller (the tracker's group)
+ *		stalled per controller (the tracker's group); in flight and
+ *		nbar weighted by size (bytes, below)
  *   normN	kernel, but charged nbar * N / 100 instead of nbar / 2
  *		(kernel is norm50; norm100: a path is never charged for the
  *		load it was measured at, so equal paths keep any split and
@@ -22,9 +23,12 @@
  *		writes of a size share a cell.  v1+norm50: the old tracker
  *		with the new cost (nbar per queue)
  *   qN		kernel, but S (NVME_LAT_QUEUE_SHARE) = N
- *   bytes	in flight and nbar counted in 4k units and divided by the
- *		I/O's own (a 128k request in flight is 32 4k ones); the
- *		same as kernel when every I/O has one size
+ *   bytes	in flight and nbar counted in 4k units (nlat_size_units()
+ *		of the size class) and divided by the I/O's own (a 128k
+ *		request in flight is 32 4k ones); the same as count when
+ *		every I/O has one size: the kernel's
+ *   count	kernel, but in flight and nbar counted in requests whatever
+ *		their size (the kernel's before)
  *   base	only the estimate above the cell's floor is scaled for load:
  *		cost = floor + (lat - floor) * (S + inflight) / (S + nbar / 2);
  *		the floor is the lowest sample seen, a higher window minimum
@@ -59,6 +63,7 @@ int rule_parse(const char *spec, struct rule *r)
 	r->cost = COST_KERNEL;
 	r->s = NVME_LAT_QUEUE_SHARE;
 	r->pct = 50;
+	r->bytes = true;
 	if (strlen(spec) >= sizeof(buf))
 		return -1;
 	strcpy(r->name, spec);
@@ -69,12 +74,15 @@ int rule_parse(const char *spec, struct rule *r)
 			r->cost = COST_KERNEL;
 		} else if (!strcmp(tok, "v1")) {
 			r->v1 = true;
+			r->bytes = false;
 			r->cost = COST_SHARE;
 			r->share = NVME_LAT_QUEUE_SHARE;
 		} else if (!strcmp(tok, "base")) {
 			r->base = true;
 		} else if (!strcmp(tok, "bytes")) {
 			r->bytes = true;
+		} else if (!strcmp(tok, "count")) {
+			r->bytes = false;
 		} else if (!strcmp(tok, "rr")) {
 			r->rr = true;
 		} else if (num_tok(tok, "norm", &r->pct, 0, 100)) {

@@ -161,8 +161,8 @@ struct ctrl {
 	struct grp	grp;		/* the tracker's group of its queues */
 };
 
-/* bytes: an I/O's size in 4k units, at least 1 */
-#define IO_UNITS(b)	((b) > 4096 ? (b) / 4096 : 1)
+/* bytes: an I/O's weight in 4k units, by its size class, as the tracker's */
+#define IO_UNITS(b)	nlat_size_units(nlat_size_class(b))
 
 struct io {
 	unsigned int	job, path, cls, node, ns;

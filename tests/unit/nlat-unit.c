@@ -602,6 +602,39 @@ static void test_acc_pack(void)
 	CHECK(nr == (1ULL << 22) - 1, "count %llu", ULL(nr));
 }
 
+/*
+ * The group's in-flight pair: any order of counts and uncounts, the low
+ * half dipping below 0 on the way, reads back both totals; the units are
+ * each class's size in 4 KiB.
+ */
+static void test_infl_pack(void)
+{
+	static const unsigned int units[NLAT_NR_SIZES] = { 1, 4, 16, 32 };
+	s64 v = 0, nr = 0, u = 0;
+	unsigned int i, k;
+
+	for (k = 0; k < NLAT_NR_SIZES; k++)
+		CHECK(nlat_size_units(k) == units[k], "class %u: %u", k,
+		      nlat_size_units(k));
+	CHECK(nlat_size_units(nlat_size_class(131072)) == 32 &&
+	      nlat_size_units(nlat_size_class(4096)) == 1, "");
+	for (i = 0; i < 200000; i++) {
+		unsigned int uk = nlat_size_units(rnd() % NLAT_NR_SIZES);
+		/* an uncount may run before its count is seen: dip below 0 */
+		bool add = (rnd() % 100) < (nr < -3 ? 100 : nr > 5000 ? 0 : 52);
+
+		v += add ? nlat_infl_delta(uk) : -nlat_infl_delta(uk);
+		nr += add ? 1 : -1;
+		u += add ? uk : -(s64)uk;
+		if (nlat_infl_nr(v) != nr || nlat_infl_units(v) != u) {
+			CHECK(0, "step %u: %d/%lld against %lld/%lld", i,
+			      nlat_infl_nr(v), (long long)nlat_infl_units(v),
+			      (long long)nr, (long long)u);
+			break;
+		}
+	}
+}
+
 static void test_cmp_ceiling(void)
 {
 	struct nvme_lat_cand huge = { .lat_ns = ~0ULL, .inflight = ~0U },
@@ -1178,6 +1211,7 @@ static const struct {
 	{ "cmp_rule",		test_cmp_rule },
 	{ "nbar_fold",		test_nbar_fold },
 	{ "cmp_ceiling",	test_cmp_ceiling },
+	{ "infl_pack",		test_infl_pack },
 	{ "plug_batch",		test_plug_batch },
 	{ "unproven",		test_unproven },
 	{ "quiet_relative",	test_quiet_relative },
