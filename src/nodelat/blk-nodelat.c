@@ -1182,8 +1182,8 @@ static bool nlat_read(struct request_queue *q, int node, unsigned int cls,
 	struct nlat_queue *nq;
 	struct nlat_cell *c;
 	u64 ewma, upd, probe, now, since, quiet, queued;
-	unsigned int units;
-	s64 infl;
+	unsigned int shift;
+	s64 infl, units;
 	long nbar;
 	u32 started;
 	bool busy;
@@ -1209,7 +1209,8 @@ static bool nlat_read(struct request_queue *q, int node, unsigned int cls,
 	infl = atomic64_read(&nq->grp->inflight);
 	started = max(nlat_infl_nr(infl), 0);
 	/* the group's load in requests of this class's size */
-	units = nlat_size_units(cls % NLAT_NR_SIZES);
+	shift = nlat_size_shift(cls % NLAT_NR_SIZES);
+	units = max_t(s64, nlat_infl_units(infl), 0);
 
 	nlat_params_get(&p);
 	/* one coarse clock: its lag behind done_ns only shortens a wait */
@@ -1222,8 +1223,7 @@ static bool nlat_read(struct request_queue *q, int node, unsigned int cls,
 	v->started = started;
 	queued = atomic64_read(&nq->grp->queued);
 	/* not started yet, size unknown: one of this class each */
-	v->inflight = min_t(u64, DIV_ROUND_UP_ULL(max_t(s64, nlat_infl_units(infl),
-							0), units),
+	v->inflight = min_t(u64, (units + (1 << shift) - 1) >> shift,
 			    U32_MAX / 2) + nlat_queued_nr(queued, jiffies);
 	busy = started || nlat_queued_age(queued, jiffies) <=
 			  usecs_to_jiffies(READ_ONCE(nlat_window_usec));
@@ -1234,7 +1234,7 @@ static bool nlat_read(struct request_queue *q, int node, unsigned int cls,
 	    (s64)(p.stale_windows * p.window_ns)) {
 		nbar = atomic_long_read(&nq->grp->nbar);
 		v->nbar = nbar <= 0 ? 0 :
-			  min_t(unsigned long, (unsigned long)nbar / units,
+			  min_t(unsigned long, (unsigned long)nbar >> shift,
 				NLAT_NBAR_MAX);
 	}
 	/* unproven: the one I/O it has is the probe */

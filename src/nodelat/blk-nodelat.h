@@ -36,13 +36,19 @@ static inline unsigned int nlat_size_class(unsigned int bytes)
 }
 
 /*
- * A size class's weight in 4 KiB units: what a request of that class adds
- * to its group's load (nlat_view.inflight, .nbar).  128 KiB for the
- * largest class, the common maximum transfer of fabrics controllers.
+ * A size class's weight in 4 KiB units, a power of two (its log2 here, so
+ * that read() scales by shifts): what a request of that class adds to its
+ * group's load (nlat_view.inflight, .nbar).  128 KiB for the largest
+ * class, the common maximum transfer of fabrics controllers.
  */
+static inline unsigned int nlat_size_shift(unsigned int size_class)
+{
+	return size_class < 3 ? 2 * size_class : 5;
+}
+
 static inline unsigned int nlat_size_units(unsigned int size_class)
 {
-	return size_class < 3 ? 1U << (2 * size_class) : 32;
+	return 1U << nlat_size_shift(size_class);
 }
 
 static inline unsigned int nlat_rw_class(bool read, unsigned int size_class)
@@ -63,9 +69,9 @@ static inline unsigned int nlat_io_class(bool read, unsigned int bytes)
 /* What the tracker knows about one queue, for one node and class. */
 struct nlat_view {
 	u64	lat_ns;		/* EWMA of completion latency, 0 if none yet */
+	/* both in requests of the class read: a 128 KiB one is 32 4 KiB */
 	u32	inflight;	/* group's requests made, not completed */
 	u32	nbar;		/* group's mean in flight, 1/NLAT_NBAR_ONE */
-	/* both in requests of the class read: a 128 KiB one is 32 4 KiB */
 	bool	probe;		/* no fresh data: caller was granted a probe */
 	bool	stalled;	/* in flight, yet nothing completed for a while */
 	bool	unproven;	/* quiet, then given I/O: not answered since */
