@@ -117,9 +117,9 @@
  * queues as the tags are; a tag outside the table (hardware queues added
  * since the group was made) is not counted.
  *
- * Lifetime.  Trackers are found by q->id in an xarray: under RCU by
- * read(), a lookup that does not grow with the number tracked; under
- * q->rq_qos_mutex by attach and detach.  They are freed after a grace
+ * Lifetime.  Trackers are found by q->id in a table (nlat_lookup()):
+ * under RCU by read(), a bound check and a load; under q->rq_qos_mutex by
+ * attach and detach.  They are freed after a grace
  * period.  Only registered queues are tracked: queue
  * teardown (del_gendisk(), and add_disk()'s unwind) calls our rq_qos exit
  * hook (queue frozen, q->rq_qos_mutex held), which drops the tracker as
@@ -127,8 +127,8 @@
  * it.  Each tracker holds a module reference until it is released; module
  * exit waits for the frees still pending.
  *
- * Locks.  Attach and detach allocate before taking anything (the xarray
- * slot is reserved), then freeze the queue, then take q->rq_qos_mutex:
+ * Locks.  Attach and detach allocate before taking anything (room in the
+ * table is reserved), then freeze the queue, then take q->rq_qos_mutex:
  * the order of teardown (which calls rq_qos_exit() on a frozen queue) and
  * of 7.2's iocost, so that no allocation can reclaim into a queue another
  * task froze while we hold the mutex it needs.  A batch (attach_many(),
@@ -171,7 +171,6 @@
 #include <linux/sysfs.h>
 #include <linux/timekeeping.h>
 #include <linux/workqueue.h>
-#include <linux/xarray.h>
 
 #include "blk-rq-qos.h"
 #include "blk-mq.h"
@@ -301,11 +300,23 @@ struct nlat_queue {
 };
 
 /*
- * Tracked queues by q->id.  Readers: RCU (entries are freed after a grace
- * period).  Writers hold the queue's nlat_qos_mutex(); the slot is
- * reserved before it, so storing allocates nothing.
+ * Tracked queues by q->id, which blk_queue_ida keeps dense.  Readers: RCU,
+ * a bound check and a load.  The table only grows, before any queue lock
+ * (nlat_reserve()), and is swapped whole: its slots are stored under
+ * nlat_table_lock, so that a growth copies each one's last value, and
+ * under the queue's nlat_qos_mutex().  Old tables and trackers are freed
+ * after a grace period.
  */
-static DEFINE_XARRAY(nlat_queues);
+struct nlat_table {
+	unsigned int		nr;
+	struct rcu_head		rcu;
+	struct nlat_queue __rcu	*slot[];
+};
+
+#define NLAT_TABLE_MIN		64
+
+static struct nlat_table __rcu *nlat_table;
+static DEFINE_SPINLOCK(nlat_table_lock);
 static atomic_t nlat_nr_queues = ATOMIC_INIT(0);
 
 /*
@@ -313,7 +324,7 @@ static atomic_t nlat_nr_queues = ATOMIC_INIT(0);
  * references, under nlat_group_lock (a spinlock: release runs in queue
  * teardown); the I/O path reaches a group through its queue, which holds
  * a reference, and a group is freed a grace period after its last queue
- * left nlat_queues.
+ * left the table.
  */
 static DEFINE_HASHTABLE(nlat_groups, NLAT_HASH_BITS);
 static DEFINE_SPINLOCK(nlat_group_lock);
@@ -385,14 +396,66 @@ static inline unsigned int nlat_cell_idx(int node, unsigned int cls)
 }
 
 /*
- * Caller holds rcu_read_lock() or nlat_qos_mutex().  An id is reused only
- * after its queue is freed, and teardown erases the entry before that.
+ * Caller holds rcu_read_lock(), and nlat_qos_mutex() to keep what it found
+ * past that.  An id is reused only after its queue is freed, and teardown
+ * erases the entry before that.
  */
 static struct nlat_queue *nlat_lookup(struct request_queue *q)
 {
-	struct nlat_queue *nq = xa_load(&nlat_queues, q->id);
+	struct nlat_table *t = rcu_dereference(nlat_table);
+	struct nlat_queue *nq;
 
+	if (!t || q->id >= t->nr)
+		return NULL;
+	nq = rcu_dereference(t->slot[q->id]);
 	return nq && nq->q == q ? nq : NULL;
+}
+
+/* Make room for @id in the table: allocates, so before any queue lock. */
+static int nlat_reserve(unsigned int id)
+{
+	struct nlat_table *t, *old;
+	unsigned int nr, i;
+
+	rcu_read_lock();
+	t = rcu_dereference(nlat_table);
+	nr = t ? t->nr : 0;
+	rcu_read_unlock();
+	if (id < nr)
+		return 0;
+	nr = max_t(unsigned int, roundup_pow_of_two(id + 1), NLAT_TABLE_MIN);
+	t = kvzalloc(struct_size(t, slot, nr), GFP_KERNEL);
+	if (!t)
+		return -ENOMEM;
+	t->nr = nr;
+	spin_lock(&nlat_table_lock);
+	old = rcu_dereference_protected(nlat_table,
+					lockdep_is_held(&nlat_table_lock));
+	if (old && old->nr >= nr) {
+		spin_unlock(&nlat_table_lock);
+		kvfree(t);
+		return 0;
+	}
+	for (i = 0; old && i < old->nr; i++)
+		RCU_INIT_POINTER(t->slot[i], rcu_dereference_protected(old->slot[i],
+				 lockdep_is_held(&nlat_table_lock)));
+	rcu_assign_pointer(nlat_table, t);
+	spin_unlock(&nlat_table_lock);
+	if (old)
+		kvfree_rcu(old, rcu);
+	return 0;
+}
+
+/* Store @nq (NULL: erase) at @id, which nlat_reserve() made room for. */
+static void nlat_table_set(unsigned int id, struct nlat_queue *nq)
+{
+	struct nlat_table *t;
+
+	spin_lock(&nlat_table_lock);
+	t = rcu_dereference_protected(nlat_table,
+				      lockdep_is_held(&nlat_table_lock));
+	rcu_assign_pointer(t->slot[id], nq);
+	spin_unlock(&nlat_table_lock);
 }
 
 /*
@@ -898,11 +961,11 @@ static void nlat_debugfs_unregister(struct request_queue *q)
 /* Caller holds nlat_qos_mutex(); read() may hold @nq under RCU still. */
 static void nlat_unhash(struct nlat_queue *nq)
 {
-	xa_erase(&nlat_queues, nq->q->id);
+	nlat_table_set(nq->q->id, NULL);
 }
 
 /*
- * Drop a tracker that is unlinked from q->rq_qos and nlat_queues and has
+ * Drop a tracker that is unlinked from q->rq_qos and the table and has
  * no debugfs files.  No hook of ours can run any more, so once the fold
  * work is cancelled nothing can queue it again.  The module reference
  * goes now, so that rmmod works right after: nlat_exit() waits for the
@@ -943,7 +1006,7 @@ static bool nlat_tracked(struct request_queue *q)
 {
 	bool ret;
 
-	/* as in nlat_read(): an nq in nlat_queues is not freed under RCU */
+	/* as in nlat_read(): a tracker in the table is not freed under RCU */
 	rcu_read_lock();
 	ret = nlat_lookup(q);
 	rcu_read_unlock();
@@ -953,8 +1016,6 @@ static bool nlat_tracked(struct request_queue *q)
 /* A tracker made for @q and not linked: undo nlat_attach_prepare(). */
 static void nlat_attach_undo(struct nlat_queue *nq)
 {
-	/* only a reservation is erased, never a tracker stored meanwhile */
-	xa_release(&nlat_queues, nq->q->id);
 	nlat_group_put(nq->grp);
 	nlat_free(nq);		/* never published: no grace period */
 	module_put(THIS_MODULE);
@@ -992,7 +1053,7 @@ static int nlat_attach_prepare(struct request_queue *q, const void *group,
 		ret = PTR_ERR(nq->grp);
 		goto free_nq;
 	}
-	ret = xa_reserve(&nlat_queues, q->id, GFP_KERNEL);
+	ret = nlat_reserve(q->id);
 	if (ret)
 		goto put_grp;
 	nlat_rqos_init(&nq->rqos, q, NLAT_RQ_QOS_ID, &nlat_rqos_ops);
@@ -1017,21 +1078,17 @@ static int nlat_attach_link(struct request_queue *q, struct nlat_queue *nq)
 	int ret = 0;
 
 	mutex_lock(nlat_qos_mutex(q));
-	if (nlat_lookup(q))
+	if (nlat_tracked(q))
 		goto unlock;
 	/* seen registered here, teardown's exit hook is still to come */
 	ret = -ENODEV;
 	if (blk_queue_dying(q) || !blk_queue_registered(q))
 		goto unlock;
-	/* into the reserved slot, which needs no memory unless released */
-	ret = xa_err(xa_store(&nlat_queues, q->id, nq, GFP_NOWAIT));
+	ret = nlat_rqos_link(q, &nq->rqos);
 	if (ret)
 		goto unlock;
-	ret = nlat_rqos_link(q, &nq->rqos);
-	if (ret) {
-		xa_erase(&nlat_queues, q->id);
-		goto unlock;
-	}
+	/* into the room reserved, so without allocating */
+	nlat_table_set(q->id, nq);
 	blk_stat_enable_accounting(q);
 	atomic_inc(&nlat_nr_queues);
 	ret = 1;
@@ -1132,8 +1189,12 @@ static void nlat_detach_queues(struct request_queue *const *qs, int *rets,
 				blk_mq_freeze_queue_wait(qs[i]);
 			mutex_lock(nlat_qos_mutex(qs[i]));
 			/* before 6.5, a queue in teardown is its exit hook's */
-			if (!nlat_teardown_owns(qs[i]))
+			if (!nlat_teardown_owns(qs[i])) {
+				/* the table; the mutex keeps nq */
+				rcu_read_lock();
 				nq = nlat_lookup(qs[i]);
+				rcu_read_unlock();
+			}
 			if (nq) {
 				nlat_rqos_unlink(qs[i], &nq->rqos);
 				nlat_unhash(nq);
@@ -1194,7 +1255,7 @@ static bool nlat_read(struct request_queue *q, int node, unsigned int cls,
 	if (cls >= NLAT_NR_CLASSES)
 		cls = NLAT_NR_CLASSES - 1;
 
-	/* nq is freed by call_rcu() only after it left nlat_queues */
+	/* nq is freed by call_rcu() only after it left the table */
 	rcu_read_lock();
 	nq = nlat_lookup(q);
 	if (!nq) {
@@ -1330,6 +1391,8 @@ static void __exit nlat_exit(void)
 {
 	/* no tracker is left (each held a reference); wait for their frees */
 	rcu_barrier();
+	/* no reader either: the last table goes now */
+	kvfree(rcu_dereference_protected(nlat_table, true));
 }
 
 module_init(nlat_init);
