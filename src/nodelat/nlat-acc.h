@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
+ * Two counters packed for one atomic each, kept free of kernel structures:
+ * tests/unit runs this file with threads.
+ *
  * The per-CPU sample counter of one (submitting CPU, class): a latency sum
  * and a sample count packed into one u64, so that one atomic add records a
- * sample and one exchange takes a fold's worth with no torn pair.  Kept
- * free of kernel structures: tests/unit runs this file with threads.
+ * sample and one exchange takes a fold's worth with no torn pair.
  *
  * The slot is the submitter's (its node is the sample's), written by
  * whichever CPU completes: atomic, but rarely shared.  The sum is kept in
