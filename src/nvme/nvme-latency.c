@@ -921,8 +921,9 @@ void nvme_lat_remove_path(struct nvme_ns *ns)
 }
 
 /*
- * nvme_alloc_ns() failed, maybe after linking @ns: it frees @ns without
- * its kref, so wait for walkers that took a reference.
+ * nvme_alloc_ns() failed after linking @ns to its head, which it still
+ * holds; @ns is unlinked and is freed without its kref, so wait for
+ * walkers that took a reference.
  */
 void nvme_lat_unwind_path(struct nvme_ns *ns)
 {
