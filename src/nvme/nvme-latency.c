@@ -112,7 +112,8 @@ struct nvme_lat_hold {
 	unsigned int		held;		/* held, not released yet */
 	unsigned long		total;		/* ever */
 	int			cpu;		/* of the last hold */
-	bool			kicking;	/* recheck queued to run now */
+	bool			armed;		/* recheck queued, to run at @due */
+	unsigned long		due;		/* jiffies */
 	struct delayed_work	recheck;	/* kicks requeue_work on @cpu */
 };
 
@@ -194,17 +195,21 @@ static struct nvme_lat_hold *nvme_lat_hold_find(struct nvme_ns_head *head)
 }
 
 /*
- * Run @h's recheck after @delay, on @h->cpu while it is online; never
- * later than a kick already queued.  Under nvme_lat_hold_lock.
+ * Run @h's recheck after @delay, on @h->cpu while it is online.  A
+ * recheck already due no later stands: later holds never defer it, so
+ * held bios are routed again at the deadline of the first.  Under
+ * nvme_lat_hold_lock.
  */
 static void nvme_lat_recheck_in(struct nvme_lat_hold *h, unsigned long delay)
 {
 	int cpu = cpu_online(h->cpu) ? h->cpu : WORK_CPU_UNBOUND;
+	unsigned long due = jiffies + delay;
 
 	lockdep_assert_held(&nvme_lat_hold_lock);
-	if (h->kicking)
+	if (h->armed && time_before_eq(h->due, due))
 		return;
-	h->kicking = !delay;
+	h->armed = true;
+	h->due = due;
 	kblockd_mod_delayed_work_on(cpu, &h->recheck, delay);
 }
 
@@ -238,7 +243,7 @@ static void nvme_lat_recheck_fn(struct work_struct *work)
 
 	/* freeing @h cancels us first: the head is still there */
 	spin_lock_irqsave(&nvme_lat_hold_lock, flags);
-	h->kicking = false;
+	h->armed = false;
 	nvme_lat_released(h);
 	spin_unlock_irqrestore(&nvme_lat_hold_lock, flags);
 	/* kblockd is per CPU: the requeue work runs here */
