@@ -178,6 +178,7 @@
 #include "blk-nodelat.h"
 #include "nlat-acc.h"
 #include "nlat-math.h"
+#include "nlat-group.h"
 
 #define NLAT_RQ_QOS_ID		((enum rq_qos_id)0x6e6c)	/* "nl" */
 #define NLAT_HASH_BITS		6
@@ -539,11 +540,10 @@ static void nlat_fold_work(struct work_struct *work)
 	}
 	for (i = 0; i < nq->nr_cells; i++)
 		nlat_fold_cell(&nq->cells[i], now, &p);
-	/* the group's queues fold apart: a lost update only skips a mean */
+	/* the group's queues fold apart, maybe at once */
 	if (nr)
-		WRITE_ONCE(grp->lat_ewma,
-			   nlat_ewma_update(READ_ONCE(grp->lat_ewma),
-					    div64_u64(sum, nr), p.hist_w, 1));
+		nlat_ewma_update_shared(&grp->lat_ewma, div64_u64(sum, nr),
+					p.hist_w);
 	/* the first fold spans the window since the first completion */
 	if ((s64)(now - nq->fold_ns) > 0) {
 		nq->nbar = nlat_nbar_fold(nq->nbar, sum_u,
@@ -562,8 +562,8 @@ static void nlat_fold_work(struct work_struct *work)
 	atomic_long_add((long)nbar - nq->grp_nbar, &grp->nbar);
 	nq->grp_nbar = nbar;
 	if (nr)
-		schedule_delayed_work(&nq->fold_work,
-				      usecs_to_jiffies(p.window_ns / NSEC_PER_USEC));
+		queue_delayed_work(nlat_wq, &nq->fold_work,
+				   usecs_to_jiffies(p.window_ns / NSEC_PER_USEC));
 }
 
 static struct nlat_queue *nlat_alloc(struct request_queue *q)
@@ -805,25 +805,33 @@ static void nlat_rqos_requeue(struct rq_qos *rqos, struct request *rq)
 	nlat_uncount(nlat_rqos_to_nq(rqos), rq, &tag);
 }
 
+/*
+ * A request of @grp completed at @now, in error or not: an answer.  The
+ * one that ends a quiet spell calls the waker; done_ns is on the line
+ * the uncount just wrote.
+ */
+static void nlat_answer(struct nlat_group *grp, u64 now)
+{
+	struct nlat_params p;
+	u64 prev = nlat_clock_advance(&grp->done_ns, now);
+
+	if (unlikely(nlat_unproven_for(true, prev, now,
+				       nlat_group_quiet(grp, nlat_params_get(&p)))))
+		nlat_answered(grp);
+}
+
 static void nlat_rqos_done(struct rq_qos *rqos, struct request *rq)
 {
 	struct nlat_queue *nq = nlat_rqos_to_nq(rqos);
-	u64 start = rq->io_start_time_ns, now, prev, lat, v;
+	u64 start = rq->io_start_time_ns, now, lat, v;
 	int cpu = rq->mq_ctx->cpu, node = cpu_to_node(cpu);
-	struct nlat_params p;
 	unsigned int cls;
 	u8 tag;
 
 	if (!nlat_uncount(nq, rq, &tag))
 		return;
 	now = ktime_get_ns();
-	/* on the line the uncount just wrote */
-	prev = READ_ONCE(nq->grp->done_ns);
-	WRITE_ONCE(nq->grp->done_ns, now);
-	if (unlikely(nlat_unproven_for(true, prev, now,
-				       nlat_group_quiet(nq->grp,
-							nlat_params_get(&p)))))
-		nlat_answered(nq->grp);
+	nlat_answer(nq->grp, now);
 	/* never started (ended in the plug, or before the driver took it) */
 	if (!nlat_rq_sampled(rq) || !start)
 		return;
@@ -838,14 +846,20 @@ static void nlat_rqos_done(struct rq_qos *rqos, struct request *rq)
 	v = atomic64_add_return(nlat_acc_sample(lat),
 				&per_cpu_ptr(nq->pcpu, cpu)->acc[cls]);
 	/* tested first: the line stays shared while the bit is set */
-	if (!test_bit(cpu, nq->cpus))
+	if (!test_bit(cpu, nq->cpus)) {
 		set_bit(cpu, nq->cpus);
+		/*
+		 * The bit before the pending test: a fold that cleared
+		 * pending, then took the bits, sees ours or is queued again.
+		 */
+		smp_mb__after_atomic();
+	}
 	if (unlikely(nlat_acc_full(v)))
 		mod_delayed_work(nlat_wq, &nq->fold_work, 0);
 	else if (!delayed_work_pending(&nq->fold_work))
 		/* reading the pending bit shares the line; queueing writes */
-		schedule_delayed_work(&nq->fold_work,
-				      usecs_to_jiffies(READ_ONCE(nlat_window_usec)));
+		queue_delayed_work(nlat_wq, &nq->fold_work,
+				   usecs_to_jiffies(READ_ONCE(nlat_window_usec)));
 }
 
 /*

@@ -22,6 +22,7 @@
 #include "blk-nodelat.h"
 #include "shim-atomic.h"
 #include "nlat-acc.h"
+#include "nlat-group.h"
 #include "nvme-latency-cost.h"
 
 #define US	1000ULL
@@ -567,6 +568,68 @@ static void test_acc_torn(void)
 	CHECK(all_nr == 2 * TORN_SAMPLES && all_sum == all_nr * 1008,
 	      "lost adds: %llu", ULL(all_nr));
 	CHECK(!torn, "%llu torn takes out of %llu", ULL(torn), ULL(folds));
+}
+
+/*
+ * nlat-group.h under a real race: two threads started together advance
+ * one clock to ever later ticks, as completions on two CPUs store done_ns,
+ * and fold one mean into one EWMA, as two queues of a group fold.  A
+ * thread that reads the clock behind its own tick saw it move back; an
+ * EWMA that differs from as many updates in a row lost one.
+ */
+#define GROUP_ROUNDS	200
+#define GROUP_UPDATES	5000
+
+static u64 group_tick, group_clock, group_ewma, group_back;
+static pthread_barrier_t group_start;
+
+static void *group_writer(void *arg)
+{
+	u64 i, now;
+
+	(void)arg;
+	pthread_barrier_wait(&group_start);
+	for (i = 0; i < GROUP_UPDATES; i++) {
+		volatile unsigned int spin;
+
+		now = __atomic_add_fetch(&group_tick, 1, __ATOMIC_SEQ_CST);
+		for (spin = 0; spin < (i & 63); spin++)	/* clock read to store */
+			;
+		nlat_clock_advance(&group_clock, now);
+		if ((s64)(READ_ONCE(group_clock) - now) < 0)
+			__atomic_add_fetch(&group_back, 1, __ATOMIC_SEQ_CST);
+		nlat_ewma_update_shared(&group_ewma, 1000000000, NLAT_FP_ONE - 1);
+	}
+	return NULL;
+}
+
+static void test_group_race(void)
+{
+	u64 start = 1000ULL << NLAT_EWMA_SHIFT, want = start, lost = 0, behind = 0;
+	pthread_t t[2];
+	int r, i;
+
+	for (i = 0; i < 2 * GROUP_UPDATES; i++)
+		want = nlat_ewma_update(want, 1000000000, NLAT_FP_ONE - 1, 1);
+	CHECK(want != nlat_ewma_update(want, 1000000000, NLAT_FP_ONE - 1, 1),
+	      "the EWMA converged: a lost update would not show");
+	for (r = 0; r < GROUP_ROUNDS; r++) {
+		group_ewma = start;
+		pthread_barrier_init(&group_start, NULL, 2);
+		for (i = 0; i < 2; i++)
+			CHECK(!pthread_create(&t[i], NULL, group_writer, NULL),
+			      "thread");
+		for (i = 0; i < 2; i++)
+			pthread_join(t[i], NULL);
+		pthread_barrier_destroy(&group_start);
+		lost += group_ewma != want;
+		behind += group_clock != group_tick;
+	}
+	CHECK(!behind, "the clock ended behind the last tick in %llu of %d rounds",
+	      ULL(behind), GROUP_ROUNDS);
+	CHECK(!group_back, "the clock moved back %llu times", ULL(group_back));
+	CHECK(!lost, "EWMA updates lost in %llu of %d rounds", ULL(lost),
+	      GROUP_ROUNDS);
 }
 
 /* The packed slot: rounding, the largest sample, when to fold early. */
@@ -1219,6 +1282,7 @@ static const struct {
 	{ "cmp_stalled",	test_cmp_stalled },
 	{ "acc_torn",		test_acc_torn },
 	{ "acc_pack",		test_acc_pack },
+	{ "group_race",		test_group_race },
 	{ "queued",		test_queued },
 	{ "sim_swap",		test_sim_swap },
 	{ "sim_restore",	test_sim_restore },
