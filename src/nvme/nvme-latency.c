@@ -40,7 +40,9 @@
  * initramfs without it, a queue that did not drain in time, no memory)
  * stays a candidate: while a subsystem has one, its I/O is spread round
  * robin.  It is logged, listed in the module parameter latency_untracked,
- * and retried with back-off until it is tracked or gone.
+ * and retried with back-off until it is tracked or gone; a retry that
+ * would freeze a live path is made at most NVME_LAT_RETRY_FREEZES times
+ * after each event.
  *
  * Visibility.  /sys/block/<path>/latency prints the tracker's state of a
  * path (blk_nodelat_info_ops, a symbol of its own: an older blk-nodelat.ko
@@ -81,6 +83,8 @@
 
 #define NVME_LAT_RETRY_MIN_SEC	1
 #define NVME_LAT_RETRY_MAX_SEC	10
+/* Timed retries that may freeze a live path, after each event. */
+#define NVME_LAT_RETRY_FREEZES	3
 /*
  * Held I/O is routed again after this, whatever the waker says: at once
  * where no candidate has a request started (nothing will answer), else as
@@ -90,12 +94,18 @@
 #define NVME_LAT_RECHECK_BUSY	HZ
 #define NVME_LAT_HOLD_BITS	6
 
-/* A path whose attach failed; listed until tracked or removed. */
+/*
+ * A path whose attach (or detach) failed; listed until settled or removed.
+ * A retry on a live controller freezes the path: at most
+ * NVME_LAT_RETRY_FREEZES of them after an event (a switch, the path added,
+ * its controller seen not live), then only events retry it.
+ */
 struct nvme_lat_pending {
 	struct list_head	entry;
 	struct nvme_ns		*ns;
 	int			err;
 	unsigned int		tried;	/* nvme_lat_retry_seq of its last retry */
+	unsigned int		freezes; /* retries on a live controller */
 };
 
 /*
@@ -581,8 +591,10 @@ static void nvme_lat_pend(struct nvme_ns *ns, int err)
 	spin_lock(&nvme_lat_pending_lock);
 	p = nvme_lat_find(ns);
 	first = !p;
-	if (p)
+	if (p) {
 		p->err = err;
+		p->freezes = 0;		/* an event: timed retries afresh */
+	}
 	/* under the lock: nvme_lat_unpend() runs after REMOVING is set */
 	if (first && !test_bit(NVME_NS_REMOVING, &ns->flags)) {
 		new->ns = ns;
@@ -636,14 +648,60 @@ static struct nvme_ns *nvme_lat_next(unsigned int seq)
 	return NULL;
 }
 
+/*
+ * One timed retry of listed @ns.  A live path that used up its freezes is
+ * left as it is (listed, untracked); one whose controller is not live is
+ * not frozen, and gets its freezes back for when it is.
+ */
+static void nvme_lat_retry_one(const struct blk_nodelat_ops *ops,
+			       struct nvme_ns *ns)
+{
+	bool live = nvme_lat_may_freeze(ns), gave_up = false;
+	struct nvme_lat_pending *p;
+	unsigned int freezes = 0;
+	int ret;
+
+	spin_lock(&nvme_lat_pending_lock);
+	p = nvme_lat_find(ns);
+	if (p) {
+		if (!live)
+			p->freezes = 0;
+		freezes = p->freezes;
+	}
+	spin_unlock(&nvme_lat_pending_lock);
+	if (!p || freezes >= NVME_LAT_RETRY_FREEZES)
+		return;
+
+	ret = ops ? nvme_lat_sync(ops, ns) : -ENOENT;
+	if (!ret) {
+		nvme_lat_unpend(ns);
+		if (nvme_lat_wanted(ns))
+			dev_info(disk_to_dev(ns->disk), "latency: path tracked\n");
+		return;
+	}
+	/* gone from the list if removed meanwhile */
+	spin_lock(&nvme_lat_pending_lock);
+	p = nvme_lat_find(ns);
+	if (p) {
+		p->err = ret;
+		/* -ENOLINK and -ENOENT froze nothing */
+		if (live && ret != -ENOLINK && ret != -ENOENT)
+			gave_up = ++p->freezes == NVME_LAT_RETRY_FREEZES;
+	}
+	spin_unlock(&nvme_lat_pending_lock);
+	if (gave_up)
+		dev_warn(disk_to_dev(ns->disk),
+			 "latency: %u tries failed (%d); retried when its controller reconnects or the iopolicy is written again\n",
+			 NVME_LAT_RETRY_FREEZES, ret);
+}
+
 static void nvme_lat_retry_fn(struct work_struct *work)
 {
 	const struct blk_nodelat_ops *ops = symbol_request(blk_nodelat_ops);
-	struct nvme_lat_pending *p;
 	struct nvme_ns *ns;
 	unsigned int seq;
 	bool again;
-	int idx, ret;
+	int idx;
 
 	spin_lock(&nvme_lat_pending_lock);
 	seq = ++nvme_lat_retry_seq;
@@ -651,26 +709,14 @@ static void nvme_lat_retry_fn(struct work_struct *work)
 
 	idx = srcu_read_lock(&nvme_lat_srcu);
 	while ((ns = nvme_lat_next(seq))) {
-		ret = ops ? nvme_lat_sync(ops, ns) : -ENOENT;
-		if (!ret) {
-			nvme_lat_unpend(ns);
-			if (nvme_lat_wanted(ns))
-				dev_info(disk_to_dev(ns->disk),
-					 "latency: path tracked\n");
-		} else {
-			/* gone from the list if removed meanwhile */
-			spin_lock(&nvme_lat_pending_lock);
-			p = nvme_lat_find(ns);
-			if (p)
-				p->err = ret;
-			spin_unlock(&nvme_lat_pending_lock);
-		}
+		nvme_lat_retry_one(ops, ns);
 		nvme_put_ns(ns);
 	}
 	srcu_read_unlock(&nvme_lat_srcu, idx);
 	if (ops)
 		symbol_put(blk_nodelat_ops);
 
+	/* paths that gave up stay listed: their controllers are watched */
 	spin_lock(&nvme_lat_pending_lock);
 	again = !list_empty(&nvme_lat_pending);
 	if (again)
@@ -837,7 +883,8 @@ static void nvme_lat_switch_paths(const struct blk_nodelat_ops *ops,
  * Entering the latency policy needs the tracker module: when it cannot be
  * loaded, the policy is unchanged and -ENOENT returned.  Then every path
  * is attached; one that cannot be yet stays a candidate and is retried.
- * Leaving it sets the policy first, then detaches every path.
+ * Writing it again attaches what is still untracked.  Leaving it sets the
+ * policy first, then detaches every path.
  *
  * Returns the previous policy or a negative errno.
  */
@@ -856,7 +903,9 @@ int nvme_lat_set_iopolicy(struct nvme_subsystem *subsys, int policy)
 	}
 	/* a full barrier: see nvme_lat_attach() */
 	old = xchg(&subsys->iopolicy, policy);
-	if (old == policy || (old != NVME_IOPOLICY_LAT && !ops))
+	/* latency written again settles what is left untracked */
+	if ((old == policy && policy != NVME_IOPOLICY_LAT) ||
+	    (old != NVME_IOPOLICY_LAT && !ops))
 		goto out;
 	if (!ops)
 		ops = symbol_get(blk_nodelat_ops);
