@@ -955,7 +955,10 @@ void nvme_lat_add_path(struct nvme_ns *ns)
 		nvme_lat_pend(ns, ret);
 }
 
-/* @ns is unlinked from its head and no submitter sees it any more. */
+/*
+ * @ns leaves its head: unlinked, no submitter sees it any more
+ * (nvme_ns_remove()), or about to be (nvme_lat_unwind_path()).
+ */
 void nvme_lat_remove_path(struct nvme_ns *ns)
 {
 	const struct blk_nodelat_ops *ops = symbol_get(blk_nodelat_ops);
@@ -976,8 +979,8 @@ void nvme_lat_remove_path(struct nvme_ns *ns)
 
 /*
  * nvme_alloc_ns() failed after linking @ns to its head, which it still
- * holds; @ns is unlinked and is freed without its kref, so wait for
- * walkers that took a reference.
+ * holds, and unlinks and frees @ns without its kref next: stop tracking
+ * it, after the walkers that took a reference.
  */
 void nvme_lat_unwind_path(struct nvme_ns *ns)
 {
