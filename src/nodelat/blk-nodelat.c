@@ -19,8 +19,8 @@
  * CPU's slots with an exchange and files them under that CPU's node, so
  * it reads only CPUs that completed I/O since the last fold, once each,
  * and a CPU costs 64 bytes per queue whatever the number of nodes.
- * Requests that end in error or are failed over are no samples: the user
- * tells us with end_error() before they end.
+ * Requests that end in error or are failed over are no samples, but are
+ * answers: the user tells us with end_error() before they end.
  *
  * Window.  The fold is a delayed work item, queued by the first completion
  * after the previous fold to run one window (window_usec) later; it
@@ -78,8 +78,8 @@
  * quiet group (no completion for its quiet time) that is given
  * I/O reads unproven until it answers, and gets no probe: the user sends
  * it nothing more meanwhile, and may hold I/O while every candidate is
- * unproven.  The completion that ends a quiet spell calls the user's
- * waker (blk_nodelat_wake_ops) to resubmit what it held.
+ * unproven.  The completion that ends a quiet spell, an error's too,
+ * calls the user's waker (blk_nodelat_wake_ops) to resubmit what it held.
  *
  * Defaults.  window_usec 50000: 20 folds a second, enough samples per
  * window from a few hundred IOPS.  history_pct 75: 90% of a latency step
@@ -864,16 +864,22 @@ static void nlat_rqos_done(struct rq_qos *rqos, struct request *rq)
 
 /*
  * The user saw @rq fail or fail over: uncount it now, so done takes no
- * sample.  The request holds a queue reference, so q->rq_qos cannot be
- * unlinked under us (that needs the queue frozen).
+ * sample.  It is an answer all the same: a path that fails every I/O is
+ * not quiet, and what is held for it is routed again.  The request holds
+ * a queue reference, so q->rq_qos cannot be unlinked under us (that needs
+ * the queue frozen).
  */
 static void nlat_end_error(struct request *rq)
 {
 	struct rq_qos *rqos = rq_qos_id(rq->q, NLAT_RQ_QOS_ID);
+	struct nlat_queue *nq;
 	u8 tag;
 
-	if (rqos)
-		nlat_uncount(nlat_rqos_to_nq(rqos), rq, &tag);
+	if (!rqos)
+		return;
+	nq = nlat_rqos_to_nq(rqos);
+	if (nlat_uncount(nq, rq, &tag))
+		nlat_answer(nq->grp, ktime_get_ns());
 }
 
 /* One cell as debugfs and sysfs print it: age -1 while it has no estimate. */
