@@ -15,8 +15,9 @@
 #                             the I/O scenarios on its KCSAN kernel (a data
 #                             race reported in our code fails);
 #                             KERNEL=fault: the fault-injection scenarios
-#                             (FAULT=1) on the debug kernel, bookworm's
-#                             unless SUITES= says otherwise
+#                             (FAULT=1) on the lab's debug kernel plus
+#                             fault injection, bookworm's unless SUITES=
+#                             says otherwise
 #   make check-long           what check leaves out for CI's 90 minutes:
 #                             (LONG=1) the switch storms, the stress and
 #                             more sequenced seeds (nvme/017, 019, 030,
