@@ -13,7 +13,11 @@
 #                             KERNEL=debug: the VM scenarios on the lab's
 #                             lockdep/KASAN/kmemleak kernel; KERNEL=kcsan:
 #                             the I/O scenarios on its KCSAN kernel (a data
-#                             race reported in our code fails)
+#                             race reported in our code fails);
+#                             KERNEL=fault: the fault-injection scenarios
+#                             (FAULT=1) on the lab's debug kernel plus
+#                             fault injection, bookworm's unless SUITES=
+#                             says otherwise
 #   make check-long           what check leaves out for CI's 90 minutes:
 #                             (LONG=1) the switch storms, the stress and
 #                             more sequenced seeds (nvme/017, 019, 030,

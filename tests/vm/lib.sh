@@ -113,7 +113,7 @@ with_checkout()
 }
 
 # debug_dir SUITE [FLAVOUR]: the cache of SUITE's lab kernel FLAVOUR (debug,
-# the default, or kcsan; tests/vm/mkdebugkernel).  Its root/ is a copy of
+# the default, kcsan or fault; tests/vm/mkdebugkernel).  Its root/ is a copy of
 # SUITE's root filesystem plus that kernel, its modules and build tree, so
 # the shared root never boots or builds it.
 debug_dir()
