@@ -38,6 +38,83 @@ static unsigned int pick_qd(struct sim *s)
 	return best;
 }
 
+/* One candidate of pick_latency(): false if the tracker granted a probe. */
+static bool rank(struct sim *s, struct io *io, unsigned int i, int *found,
+		 struct sim_cand *best)
+{
+	const struct rule *r = &s->cfg->rule;
+	struct sim_cand c = { 0 };
+	struct nlat_view v;
+
+	tracker_read(s, &s->nq[io->ns][i], io->node, io->cls, true, &v);
+	if (v.probe) {
+		io->probe = true;
+		return false;
+	}
+	/* nvme_lat_read() */
+	c.c.lat_ns = v.lat_ns;
+	c.c.inflight = v.inflight;
+	c.c.nbar = v.nbar;
+	c.c.stalled = v.stalled;
+	c.base = r->base ? s->pick_base : 0;
+	s->last = c;
+	if (*found < 0 || rule_cmp(r, &c, best) < 0) {
+		*found = i;
+		*best = c;
+	}
+	return true;
+}
+
+/*
+ * Rule two: the last winner of this (namespace, node, class) against the
+ * next other path in turn; the better one takes the I/O and is remembered.
+ */
+static unsigned int pick_two(struct sim *s, struct io *io)
+{
+	unsigned int n = s->sc->nr_paths;
+	unsigned int *won = &s->two_won[io->ns][io->node][io->cls];
+	unsigned int *next = &s->two_next[io->ns][io->node][io->cls];
+	const struct rule *r = &s->cfg->rule;
+	struct sim_cand best = { 0 };
+	unsigned int ch;
+	int found = -1;
+
+	if (n == 1)
+		return 0;
+	s->pick_u = IO_UNITS(io->bytes);
+	if (r->ranked && (!s->two_rank_ns[io->ns][io->node][io->cls] ||
+			  s->now - s->two_rank_ns[io->ns][io->node][io->cls] >=
+			  s->cfg->p.window_ns)) {
+		struct sim_cand idle = { 0 }, c;
+		int lo = -1;
+
+		s->two_rank_ns[io->ns][io->node][io->cls] = s->now;
+		for (ch = 0; ch < n; ch++) {
+			if (!rank(s, io, ch, &found, &best))
+				return ch;
+			c = s->last;
+			c.c.inflight = 0;
+			if (lo < 0 || rule_cmp(r, &c, &idle) < 0) {
+				lo = ch;
+				idle = c;
+			}
+		}
+		*won = lo;
+		return found;
+	}
+	ch = (*next + 1) % n;
+	if (ch == *won)
+		ch = (ch + 1) % n;
+	*next = ch;
+	if (!rank(s, io, *won, &found, &best))
+		return *won;
+	if (!rank(s, io, ch, &found, &best))
+		return ch;
+	if (!r->ranked)
+		*won = found;
+	return found;
+}
+
 /*
  * nvme_latency_pick(): paths in list order; the first that the tracker
  * grants a probe takes the I/O, else the lowest by the rule's comparison
@@ -46,32 +123,18 @@ static unsigned int pick_qd(struct sim *s)
 static unsigned int pick_latency(struct sim *s, struct io *io)
 {
 	const struct rule *r = &s->cfg->rule;
-	struct sim_cand c = { 0 }, best = { 0 };
+	struct sim_cand best = { 0 };
 	unsigned int i;
 	int found = -1;
 
 	if (r->rr)
 		return pick_rr(s, io);
+	if (r->two)
+		return pick_two(s, io);
 	s->pick_u = IO_UNITS(io->bytes);
-	for (i = 0; i < s->sc->nr_paths; i++) {
-		struct nlat_view v;
-
-		tracker_read(s, &s->nq[io->ns][i], io->node, io->cls, true, &v);
-		if (v.probe) {
-			io->probe = true;
+	for (i = 0; i < s->sc->nr_paths; i++)
+		if (!rank(s, io, i, &found, &best))
 			return i;
-		}
-		/* nvme_lat_read() */
-		c.c.lat_ns = v.lat_ns;
-		c.c.inflight = v.inflight;
-		c.c.nbar = v.nbar;
-		c.c.stalled = v.stalled;
-		c.base = r->base ? s->pick_base : 0;
-		if (found < 0 || rule_cmp(r, &c, &best) < 0) {
-			found = i;
-			best = c;
-		}
-	}
 	return found;
 }
 

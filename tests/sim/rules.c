@@ -5,7 +5,7 @@
  * policies.c).  What a variant does otherwise is here.  --rule takes
  * tokens joined by '+', a later cost replacing an earlier one:
  *
- *   kernel	nvme_lat_cmp() with the group's nbar; nlat_probe_due() with
+ *   kernel	ranked (below); nvme_lat_cmp() with the group's nbar; nlat_probe_due() with
  *		the cell's back-off; samples bounded by nlat_bound_lat();
  *		read/write classes (nlat_io_class()); in flight, waiting and
  *		stalled per controller (the tracker's group); in flight and
@@ -33,6 +33,14 @@
  *		cost = floor + (lat - floor) * (S + inflight) / (S + nbar / 2);
  *		the floor is the lowest sample seen, a higher window minimum
  *		raising it by 1/64 of the gap per fold
+ *   ranked	(kernel's) per I/O two candidates are read: the path of
+ *		lowest idle cost (inflight 0), ranked by a whole scan once
+ *		a window per (namespace, node, class), which routes the I/O
+ *		that makes it, and the next other path in turn
+ *		(nvme_latency_two())
+ *   scan	every path read per I/O (the kernel's before)
+ *   two	as ranked, but the first candidate is the last winner
+ *		(no scan): sticks to a path that won once
  *   rr		deliberately bad: round robin (to see the check fail)
  */
 #include <stdlib.h>
@@ -64,6 +72,8 @@ int rule_parse(const char *spec, struct rule *r)
 	r->s = NVME_LAT_QUEUE_SHARE;
 	r->pct = 50;
 	r->bytes = true;
+	r->two = true;
+	r->ranked = true;
 	if (strlen(spec) >= sizeof(buf))
 		return -1;
 	strcpy(r->name, spec);
@@ -74,6 +84,8 @@ int rule_parse(const char *spec, struct rule *r)
 			r->cost = COST_KERNEL;
 		} else if (!strcmp(tok, "v1")) {
 			r->v1 = true;
+			r->two = false;
+			r->ranked = false;
 			r->bytes = false;
 			r->cost = COST_SHARE;
 			r->share = NVME_LAT_QUEUE_SHARE;
@@ -85,6 +97,15 @@ int rule_parse(const char *spec, struct rule *r)
 			r->bytes = false;
 		} else if (!strcmp(tok, "rr")) {
 			r->rr = true;
+		} else if (!strcmp(tok, "two")) {
+			r->two = true;
+			r->ranked = false;
+		} else if (!strcmp(tok, "scan")) {
+			r->two = false;
+			r->ranked = false;
+		} else if (!strcmp(tok, "ranked")) {
+			r->two = true;
+			r->ranked = true;
 		} else if (num_tok(tok, "norm", &r->pct, 0, 100)) {
 			r->cost = COST_NORM;
 		} else if (num_tok(tok, "q", &r->s, 1, 1000)) {

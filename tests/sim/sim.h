@@ -99,6 +99,8 @@ struct rule {
 	bool		bytes;		/* in flight and nbar in units of the I/O's size */
 	bool		base;		/* only the latency above its floor is charged for load */
 	bool		rr;		/* deliberately bad: round robin */
+	bool		two;		/* two candidates per I/O: the last winner and the next */
+	bool		ranked;		/* two: the best by idle cost, ranked once a window */
 };
 
 int rule_parse(const char *spec, struct rule *r);
@@ -223,10 +225,15 @@ struct sim {
 	struct nq		nq[MAXNS][MAXP];
 	struct ctrl		ctrl[MAXP];
 	unsigned int		rr_cur[MAXNS][MAXNODES];
+	/* two: per (namespace, node, class), the last winner and challenger */
+	unsigned int		two_won[MAXNS][MAXNODES][NLAT_NR_CLASSES];
+	unsigned int		two_next[MAXNS][MAXNODES][NLAT_NR_CLASSES];
+	u64			two_rank_ns[MAXNS][MAXNODES][NLAT_NR_CLASSES];
 	struct io		io[MAXSLOTS];
 	struct ad_set		ad[MAXNS][MAXNODES][2];
 	unsigned int		pick_u;	/* bytes: the I/O being routed, 4k units */
 	u64			pick_base;	/* base: tracker_read()'s floor */
+	struct sim_cand		last;		/* the candidate rank() read last */
 	struct result		*res;
 };
 
