@@ -35,13 +35,20 @@ static struct nvme_ns *nvme_latency_rr(struct nvme_ns_head *head, int node)
 #endif
 }
 
+/* The path of lowest cost with nothing in flight: a route's ranking. */
+struct nvme_latency_idle {
+	struct nvme_ns		*ns;
+	struct nvme_lat_cand	c;
+};
+
 /*
  * One candidate of nvme_latency_pick(): true if the tracker granted it a
  * probe, which takes the I/O.  Sets *@busy if it has requests started.
  */
 static bool nvme_latency_rank(struct nvme_ns *ns, int node, unsigned int cls,
 		bool rw, bool pt, struct nvme_ns **found,
-		struct nvme_lat_cand *best, bool *untracked, bool *busy)
+		struct nvme_lat_cand *best, bool *untracked, bool *busy,
+		struct nvme_latency_idle *idle)
 {
 	struct nvme_lat_cand c;
 
@@ -59,6 +66,15 @@ static bool nvme_latency_rank(struct nvme_ns *ns, int node, unsigned int cls,
 	/* no sample keeps this class's estimate fresh: by load alone */
 	if (!rw)
 		c.lat_ns = 0;
+	if (idle) {
+		struct nvme_lat_cand i = c;
+
+		i.inflight = 0;
+		if (!idle->ns || nvme_lat_cmp(&i, &idle->c) < 0) {
+			idle->ns = ns;
+			idle->c = i;
+		}
+	}
 	if (pt)
 		c.inflight += nvme_latency_pt_load(ns);
 	if (!*found || nvme_lat_cmp(&c, best) < 0) {
@@ -81,7 +97,7 @@ static bool nvme_latency_rank(struct nvme_ns *ns, int node, unsigned int cls,
 static struct nvme_ns *nvme_latency_pick(struct nvme_ns_head *head, int node,
 		unsigned int cls, bool rw, bool pt,
 		enum nvme_ana_state ana_state, bool *untracked, bool *unproven,
-		bool *busy)
+		bool *busy, struct nvme_latency_idle *idle)
 {
 	struct nvme_lat_cand best = { };
 	struct nvme_ns *ns, *lone = NULL, *found = NULL;
@@ -98,15 +114,21 @@ static struct nvme_ns *nvme_latency_pick(struct nvme_ns_head *head, int node,
 		if (!lone_read) {
 			lone_read = true;
 			if (nvme_latency_rank(lone, node, cls, rw, pt, &found,
-					      &best, untracked, busy))
-				return lone;
+					      &best, untracked, busy, idle))
+				goto probe;
 		}
 		if (nvme_latency_rank(ns, node, cls, rw, pt, &found, &best,
-				      untracked, busy))
-			return ns;
+				      untracked, busy, idle)) {
+			lone = ns;
+			goto probe;
+		}
 	}
-	if (!found)
+	if (!found) {
+		/* ranked alone: a route takes it without a scan */
+		if (idle && lone && !idle->ns)
+			idle->ns = lone;
 		return lone;
+	}
 	/* the best is unproven: so is every candidate */
 	if (best.unproven) {
 		*unproven = true;
@@ -115,6 +137,98 @@ static struct nvme_ns *nvme_latency_pick(struct nvme_ns_head *head, int node,
 	if (!*untracked)
 		nvme_lat_trace_path(head, node, cls, found, &best);
 	return found;
+probe:
+	/* a partial scan ranks nothing */
+	if (idle)
+		idle->ns = NULL;
+	return lone;
+}
+
+/*
+ * The path after @ns in @head's list, round the end: nvme_next_ns().
+ */
+static struct nvme_ns *nvme_latency_next_ns(struct nvme_ns_head *head,
+					    struct nvme_ns *ns)
+{
+	ns = list_next_or_null_rcu(&head->list, &ns->siblings, struct nvme_ns,
+				   siblings);
+	if (ns)
+		return ns;
+	return list_first_or_null_rcu(&head->list, struct nvme_ns, siblings);
+}
+
+/* Usable paths a challenger is looked for among, before a scan decides. */
+#define NVME_LATENCY_NEXT_MAX	16
+
+/*
+ * The challenger of @best: the next usable path after the last one, in
+ * @best's ANA state.  @best itself if a round of the list finds none (it
+ * is alone), NULL if NVME_LATENCY_NEXT_MAX steps do not: a scan decides.
+ */
+static struct nvme_ns *nvme_latency_challenger(struct nvme_ns_head *head,
+		struct nvme_lat_slot *s, struct nvme_ns *best)
+{
+	struct nvme_ns *ns, *start = srcu_dereference(s->next, &head->srcu);
+	int i;
+
+	if (!start)
+		start = best;
+	ns = start;
+	for (i = 0; i < NVME_LATENCY_NEXT_MAX; i++) {
+		ns = nvme_latency_next_ns(head, ns);
+		if (!ns)
+			return NULL;
+		if (ns != best && !nvme_path_is_disabled(ns) &&
+		    ns->ana_state == best->ana_state) {
+			/* an enabled path only: nvme_lat_route_forget() */
+			if (rcu_access_pointer(s->next) != ns)
+				rcu_assign_pointer(s->next, ns);
+			return ns;
+		}
+		/* a whole round */
+		if (ns == start)
+			return best;
+	}
+	return NULL;
+}
+
+/*
+ * An I/O between two rankings of @s reads two paths: the one ranked best
+ * and the next challenger, and takes the better (or the one the tracker
+ * grants a probe); the best alone, unread, as a scan would.  NULL when a
+ * scan must decide: the best is gone, disabled or not optimized, no
+ * challenger is found, a path is untracked, or the better of the two is
+ * stalled or unproven (the scan finds another, or holds the bio).
+ */
+static struct nvme_ns *nvme_latency_two(struct nvme_ns_head *head,
+		struct nvme_lat_slot *s, int node, unsigned int cls, bool rw,
+		bool pt)
+{
+	struct nvme_lat_cand best = { };
+	struct nvme_ns *ns, *ch, *found = NULL;
+	bool untracked = false, busy = false;
+
+	ns = srcu_dereference(s->best, &head->srcu);
+	/* non-optimized paths only while no path is optimized: a scan */
+	if (!ns || nvme_path_is_disabled(ns) ||
+	    ns->ana_state != NVME_ANA_OPTIMIZED)
+		return NULL;
+	ch = nvme_latency_challenger(head, s, ns);
+	if (!ch)
+		return NULL;
+	/* alone in its state: the scan would take it unread too */
+	if (ch == ns)
+		return ns;
+	if (nvme_latency_rank(ns, node, cls, rw, pt, &found, &best,
+			      &untracked, &busy, NULL))
+		return ns;
+	if (nvme_latency_rank(ch, node, cls, rw, pt, &found, &best,
+			      &untracked, &busy, NULL))
+		return ch;
+	if (untracked || best.stalled || best.unproven)
+		return NULL;
+	nvme_lat_trace_path(head, node, cls, found, &best);
+	return found;
 }
 
 /*
@@ -122,27 +236,47 @@ static struct nvme_ns *nvme_latency_pick(struct nvme_ns_head *head, int node,
  * A path without a tracker yet must not starve: the I/O goes round robin.
  * Sets *@hold (if given) when every candidate is unproven: the bio may
  * wait (nvme_latency_hold()), else it takes the path returned.
+ * Between rankings an I/O reads two paths (nvme_latency_two()); the
+ * ranking's scan reads all, as does an I/O the two cannot place.
  */
 static struct nvme_ns *nvme_latency_path(struct nvme_ns_head *head,
 		unsigned int cls, bool rw, bool pt, bool *hold, bool *busy)
 {
 	int node = numa_node_id();
 	bool untracked = false, unproven = false, started = false;
+	struct nvme_latency_idle idle = { };
+	struct nvme_lat_slot *s;
 	struct nvme_ns *ns;
 
+	/* the route's lifetime: nvme_lat_route_forget() frees it after RCU */
+	rcu_read_lock();
+	s = nvme_lat_slot(head, node, cls);
+	if (s && !nvme_lat_rank_due(s)) {
+		ns = nvme_latency_two(head, s, node, cls, rw, pt);
+		if (ns)
+			goto out;
+	}
 	ns = nvme_latency_pick(head, node, cls, rw, pt, NVME_ANA_OPTIMIZED,
-			       &untracked, &unproven, &started);
+			       &untracked, &unproven, &started, &idle);
 	if (!ns)
 		ns = nvme_latency_pick(head, node, cls, rw, pt,
 				       NVME_ANA_NONOPTIMIZED, &untracked,
-				       &unproven, &started);
-	if (unlikely(untracked))
-		return nvme_latency_rr(head, node);
+				       &unproven, &started, &idle);
+	if (unlikely(untracked)) {
+		ns = nvme_latency_rr(head, node);
+		goto out;
+	}
+	/* a path read enabled in this section: nvme_lat_route_forget() */
+	if (s && idle.ns && !idle.c.unproven && !idle.c.stalled &&
+	    rcu_access_pointer(s->best) != idle.ns)
+		rcu_assign_pointer(s->best, idle.ns);
 	/* a bio (@hold) may wait for an answer, where a waker will kick it */
 	if (unproven && hold && nvme_lat_may_hold()) {
 		*hold = true;
 		*busy = started;
 	}
+out:
+	rcu_read_unlock();
 	return ns;
 }
 

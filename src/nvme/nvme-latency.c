@@ -24,9 +24,9 @@
  * requeue list until one answers (the tracker's waker kicks the heads
  * holding I/O on that controller), so a dead path parks one I/O, not its
  * share of a burst.  Quiet is relative to the path's own latency: slow is
- * not dead.  Passthrough is placed by load alone.  The choice is
- * never cached: it is made per I/O from per-path numbers that the
- * completion side updates once per window.
+ * not dead.  Passthrough is placed by load alone.  The paths are ranked
+ * once per window; in between an I/O reads two of them, the best ranked
+ * and a challenger that turns per I/O (nvme-latency-route.c).
  *
  * The tracker lives in blk-nodelat.ko and its state hangs off each path's
  * request queue, so no nvme structure changes and the CRCs of nvme-core's
@@ -938,6 +938,8 @@ void nvme_lat_add_path(struct nvme_ns *ns)
 	const struct blk_nodelat_ops *ops;
 	int ret;
 
+	/* whatever the policy: a switch to latency finds it made */
+	nvme_lat_route_add(ns->head);
 	if (!nvme_lat_wanted(ns))
 		return;
 	/*
@@ -962,10 +964,12 @@ void nvme_lat_add_path(struct nvme_ns *ns)
 void nvme_lat_remove_path(struct nvme_ns *ns)
 {
 	const struct blk_nodelat_ops *ops = symbol_get(blk_nodelat_ops);
+	bool last = list_empty(&ns->head->list);
 
 	nvme_lat_unpend(ns);
+	nvme_lat_route_forget(ns, last);
 	/* held I/O may wait for this path to answer: route it again */
-	if (list_empty(&ns->head->list))
+	if (last)
 		nvme_lat_hold_free(ns->head);
 	else if (READ_ONCE(nvme_lat_nr_holds))
 		nvme_lat_release_head(ns->head);
@@ -988,6 +992,8 @@ void nvme_lat_unwind_path(struct nvme_ns *ns)
 	/* REMOVING before the walkers' re-check; see nvme_lat_attach() */
 	smp_mb__after_atomic();
 	synchronize_srcu(&nvme_lat_srcu);
+	/* never enabled, so in no route; but it may be the last path */
+	nvme_lat_route_forget(ns, list_is_singular(&ns->head->list));
 	nvme_lat_remove_path(ns);
 }
 
@@ -1165,6 +1171,7 @@ void nvme_lat_exit(void)
 		symbol_put(blk_nodelat_wake_ops);
 	}
 	mutex_unlock(&nvme_lat_ops_mutex);
-	/* each head's last path freed its record */
+	/* each head's last path freed its record and its route */
 	WARN_ON_ONCE(READ_ONCE(nvme_lat_nr_holds));
+	nvme_lat_route_exit();
 }

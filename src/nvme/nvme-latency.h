@@ -36,7 +36,27 @@ static inline unsigned int nvme_lat_bio_class(struct bio *bio)
 	return nlat_io_class(bio_op(bio) == REQ_OP_READ, bio->bi_iter.bi_size);
 }
 
+/* A whole scan ranks a route's paths at most this often (a tracker window). */
+#define NVME_LAT_RANK_JIFFIES	max(1, HZ / 20)
+
+/*
+ * A head's route for one (node, class), nvme-latency-route.c: the path of
+ * lowest idle cost at the last ranking, the last challenger, and when it
+ * was ranked.  Pointers under the head's SRCU.
+ */
+struct nvme_lat_slot {
+	struct nvme_ns __rcu	*best;
+	struct nvme_ns __rcu	*next;
+	unsigned long		ranked;		/* jiffies */
+};
+
 #if IS_ENABLED(CONFIG_NVME_MULTIPATH)
+struct nvme_lat_slot *nvme_lat_slot(struct nvme_ns_head *head, int node,
+				    unsigned int cls);
+bool nvme_lat_rank_due(struct nvme_lat_slot *s);
+void nvme_lat_route_add(struct nvme_ns_head *head);
+void nvme_lat_route_forget(struct nvme_ns *ns, bool last);
+void nvme_lat_route_exit(void);
 bool nvme_lat_default(void);
 int nvme_lat_set_iopolicy(struct nvme_subsystem *subsys, int policy);
 void nvme_lat_add_path(struct nvme_ns *ns);
