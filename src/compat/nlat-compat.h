@@ -2,19 +2,18 @@
 /*
  * nlat-compat.h - the one place where blk-nodelat meets kernel API drift.
  *
- * blk-nodelat.c is written against the newest block API.  Older kernels
+ * blk-nodelat is written against the newest block API.  Older kernels
  * are filled in here, newest change first, each with the release that
  * made it.  The NLAT_HAVE_* switches come from build-time probes in
- * src/nodelat/Kbuild, which grep the headers the module is built against
- * (so distribution backports are seen: Debian's 6.1.192 has
- * q->rq_qos_mutex from 6.5, its 6.1.176 has not); NLAT_PROBED says the
- * probes ran.  Without
- * probes, the release number decides.
+ * src/nodelat/Kbuild, which grep the headers the module is built against,
+ * so that distribution backports are seen (docs/porting.md);
+ * NLAT_PROBED says the probes ran.  Without probes, the release number
+ * decides.
  *
  * The rq_qos list helpers replace rq_qos_add()/rq_qos_del(): those are
  * inline or unexported and register debugfs through unexported functions,
  * so a module cannot call them.  Ours do what they do minus debugfs, and
- * blk-nodelat.c sets no rq_qos_ops.debugfs_attrs, so the block core's own
+ * blk-nodelat sets no rq_qos_ops.debugfs_attrs, so the block core's own
  * rqos debugfs code (blk_mq_debugfs_register_rqos()) skips our entry.
  */
 #ifndef _NLAT_COMPAT_H
@@ -55,7 +54,7 @@
 #endif /* !NLAT_PROBED */
 
 /*
- * 6.5 (in Debian's 6.1 since after 6.1.176): q->rq_qos_mutex orders every
+ * 6.5 (backported into some 6.1 builds): q->rq_qos_mutex orders every
  * change of q->rq_qos, rq_qos_exit() included.  Before, rq_qos_add() took
  * q->queue_lock under a freeze and rq_qos_exit() took nothing.  There
  * q->sysfs_lock stands in: blk_unregister_queue() clears
@@ -158,9 +157,9 @@ static inline bool nlat_freeze_wait(struct request_queue *q,
  * 6.16 gated them with the static key block_rq_qos instead, which is not
  * exported: a module cannot turn the hooks on there, nor keep them on, so
  * issue and done could come unpaired.  We refuse to attach on 6.16.
- * Before 6.16 the hooks run whenever q->rq_qos is set.  (Measured on
- * Debian's 7.2: NVMe path queues get wbt by default, so the flag is
- * already set when we link; setting it again is harmless.)
+ * Before 6.16 the hooks run whenever q->rq_qos is set.  The flag may be
+ * set already when we link (wbt on the queue): setting it again is
+ * harmless.
  */
 #ifdef NLAT_HAVE_RQOS_STATIC_KEY
 static inline int nlat_rqos_supported(void)

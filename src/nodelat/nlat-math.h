@@ -60,7 +60,7 @@
 #define NLAT_EWMA_SHIFT		8
 #define NLAT_LAT_MAX_NS		(1ULL << 34)
 
-/* Knobs: defaults and ranges; see the design comment in blk-nodelat.c. */
+/* Knobs: defaults and ranges; why these, docs/design.md ("Defaults"). */
 #define NLAT_WINDOW_USEC_DEF	50000U
 #define NLAT_WINDOW_USEC_MIN	1000U
 #define NLAT_WINDOW_USEC_MAX	1000000U

@@ -22,7 +22,6 @@
  * the load it carries and two equal paths keep whatever split they had (a
  * path that recovers never wins its share back); with half, equal paths
  * converge to an even split and a 2x faster one keeps all its load.
- * tests/sim compares the rule with the built-in policies on a grid.
  *
  * lat_ns is capped at NVME_LAT_MAX_NS (~18 minutes) and inflight at
  * NVME_LAT_MAX_INFLIGHT, so lat_ns * (S + inflight) stays below 2^61;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * nlat-sim model: paths, submitters, the blk-nodelat tracker and the event
- * loop.  The tracker does per I/O and per window what blk-nodelat.c does,
+ * loop.  The tracker does per I/O and per window what src/nodelat does,
  * in its order, with the headers' functions:
  *
  *   issue	group inflight++, busy_ns on 0 -> 1	(nlat_rqos_issue)

@@ -4,7 +4,7 @@
  * selection, to compare the "latency" iopolicy with numa, round-robin and
  * queue-depth in seconds instead of VM hours.  It compiles the headers the
  * modules compile (nlat-math.h, blk-nodelat.h, nvme-latency-cost.h) and
- * models what blk-nodelat.c and nvme_latency_pick() do per I/O and per
+ * models what blk-nodelat and nvme_latency_pick() do per I/O and per
  * window (model.c, policies.c).  The rule is the kernel's unless --rule
  * picks the old one or a variant (rules.c).  "adaptive" is the upstream
  * series' rule as published (adaptive.c), the strongest competitor.

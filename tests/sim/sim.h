@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * nlat-sim: shared types.  The tracker state below mirrors struct
- * nlat_queue, nlat_cell and nlat_group of src/nodelat/blk-nodelat.c; the
+ * nlat_queue, nlat_cell and nlat_group of src/nodelat/nlat-internal.h; the
  * math is the kernel's own (nlat-math.h, blk-nodelat.h,
  * nvme-latency-cost.h), compiled through the unit tests' shim.
  */
