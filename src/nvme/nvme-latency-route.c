@@ -79,6 +79,7 @@ bool nvme_lat_rank_due(struct nvme_lat_slot *s)
 void nvme_lat_route_add(struct nvme_ns_head *head)
 {
 	struct nvme_lat_route *r;
+	unsigned int i;
 
 	rcu_read_lock();
 	r = nvme_lat_route_find(head);
@@ -91,6 +92,8 @@ void nvme_lat_route_add(struct nvme_ns_head *head)
 	if (!r)
 		return;
 	r->head = head;
+	for (i = 0; i < nr_node_ids * NLAT_NR_CLASSES; i++)
+		r->slot[i].probe_at = jiffies;
 	spin_lock(&nvme_lat_route_lock);
 	if (nvme_lat_route_find(head)) {
 		spin_unlock(&nvme_lat_route_lock);

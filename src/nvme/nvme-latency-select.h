@@ -35,47 +35,73 @@ static struct nvme_ns *nvme_latency_rr(struct nvme_ns_head *head, int node)
 #endif
 }
 
-/* The path of lowest cost with nothing in flight: a route's ranking. */
-struct nvme_latency_idle {
-	struct nvme_ns		*ns;
-	struct nvme_lat_cand	c;
+/*
+ * One routing of an I/O: what it is, and what reading the paths found.
+ * @idle, in a ranking scan only: the path of lowest cost with nothing in
+ * flight, and the load the paths served (I/O per second, 1/NLAT_NBAR_ONE).
+ */
+struct nvme_latency_io {
+	int			node;
+	unsigned int		cls;
+	bool			rw;		/* by latency: a read or write */
+	bool			probe;		/* may take a probe */
+	bool			pt;		/* passthrough */
+	bool			untracked;	/* a path has no tracker */
+	bool			busy;		/* a path has requests started */
+	bool			probed;		/* a probe took it */
+	bool			ranking;	/* a scan that ranks: fill @idle */
+	struct {
+		struct nvme_ns		*ns;
+		struct nvme_lat_cand	c;
+		u64			rate;
+	} idle;
 };
 
+/* A ranking's note of @c, read from @ns. */
+static void nvme_latency_note(struct nvme_latency_io *io, struct nvme_ns *ns,
+			      const struct nvme_lat_cand *c)
+{
+	struct nvme_lat_cand i = *c;
+
+	/* Little's law: served = in flight / latency */
+	if (c->lat_ns && c->nbar)
+		io->idle.rate += div64_u64((u64)c->nbar * NSEC_PER_SEC,
+					   c->lat_ns);
+	i.inflight = 0;
+	if (!io->idle.ns || nvme_lat_cmp(&i, &io->idle.c) < 0) {
+		io->idle.ns = ns;
+		io->idle.c = i;
+	}
+}
+
 /*
- * One candidate of nvme_latency_pick(): true if the tracker granted it a
- * probe, which takes the I/O.  Sets *@busy if it has requests started.
+ * One candidate: true if the tracker granted it a probe, which takes the
+ * I/O.  Else the better of it and *@found (whose numbers are in @best)
+ * goes to *@found.
  */
-static bool nvme_latency_rank(struct nvme_ns *ns, int node, unsigned int cls,
-		bool rw, bool pt, struct nvme_ns **found,
-		struct nvme_lat_cand *best, bool *untracked, bool *busy,
-		struct nvme_latency_idle *idle)
+static bool nvme_latency_rank(struct nvme_latency_io *io, struct nvme_ns *ns,
+		struct nvme_ns **found, struct nvme_lat_cand *best)
 {
 	struct nvme_lat_cand c;
 
-	switch (nvme_lat_read(ns, node, cls, rw, &c)) {
+	switch (nvme_lat_read(ns, io->node, io->cls, io->rw && io->probe, &c)) {
 	case NVME_LAT_PROBE:
-		nvme_lat_trace_probe(ns->head, node, cls, ns, &c);
+		nvme_lat_trace_probe(ns->head, io->node, io->cls, ns, &c);
+		io->probed = true;
 		return true;
 	case NVME_LAT_UNTRACKED:
-		*untracked = true;
+		io->untracked = true;
 		return false;
 	default:
 		break;
 	}
-	*busy |= c.started;
+	io->busy |= c.started;
 	/* no sample keeps this class's estimate fresh: by load alone */
-	if (!rw)
+	if (!io->rw)
 		c.lat_ns = 0;
-	if (idle) {
-		struct nvme_lat_cand i = c;
-
-		i.inflight = 0;
-		if (!idle->ns || nvme_lat_cmp(&i, &idle->c) < 0) {
-			idle->ns = ns;
-			idle->c = i;
-		}
-	}
-	if (pt)
+	if (io->ranking)
+		nvme_latency_note(io, ns, &c);
+	if (io->pt)
 		c.inflight += nvme_latency_pt_load(ns);
 	if (!*found || nvme_lat_cmp(&c, best) < 0) {
 		*found = ns;
@@ -85,19 +111,17 @@ static bool nvme_latency_rank(struct nvme_ns *ns, int node, unsigned int cls,
 }
 
 /*
- * Lowest expected latency for @node among the usable paths in @ana_state,
- * or the first of them the tracker grants a probe (only to I/O that
- * yields a sample: @rw).  Passthrough (@pt) is not seen by the tracker:
- * its requests are counted in ctrl->nr_active where the kernel has it.
- * Sets *@untracked if a path has no tracker, *@unproven if the best, so
- * every, path is unproven, *@busy if a path has requests started.
- * A lone usable path is taken without reading the tracker: there is
- * nothing to compare it with.
+ * Lowest expected latency among @head's usable paths in @ana_state, or
+ * the first of them the tracker grants a probe (only to I/O that yields a
+ * sample, within the head's probe budget: @io->probe).  Passthrough is
+ * not seen by the tracker: its requests are counted in ctrl->nr_active
+ * where the kernel has it.  Sets *@unproven if the best, so every, path
+ * is unproven.  A lone usable path is taken without reading the tracker:
+ * there is nothing to compare it with.
  */
-static struct nvme_ns *nvme_latency_pick(struct nvme_ns_head *head, int node,
-		unsigned int cls, bool rw, bool pt,
-		enum nvme_ana_state ana_state, bool *untracked, bool *unproven,
-		bool *busy, struct nvme_latency_idle *idle)
+static struct nvme_ns *nvme_latency_pick(struct nvme_ns_head *head,
+		struct nvme_latency_io *io, enum nvme_ana_state ana_state,
+		bool *unproven)
 {
 	struct nvme_lat_cand best = { };
 	struct nvme_ns *ns, *lone = NULL, *found = NULL;
@@ -113,20 +137,18 @@ static struct nvme_ns *nvme_latency_pick(struct nvme_ns_head *head, int node,
 		}
 		if (!lone_read) {
 			lone_read = true;
-			if (nvme_latency_rank(lone, node, cls, rw, pt, &found,
-					      &best, untracked, busy, idle))
+			if (nvme_latency_rank(io, lone, &found, &best))
 				goto probe;
 		}
-		if (nvme_latency_rank(ns, node, cls, rw, pt, &found, &best,
-				      untracked, busy, idle)) {
+		if (nvme_latency_rank(io, ns, &found, &best)) {
 			lone = ns;
 			goto probe;
 		}
 	}
 	if (!found) {
 		/* ranked alone: a route takes it without a scan */
-		if (idle && lone && !idle->ns)
-			idle->ns = lone;
+		if (io->ranking && lone && !io->idle.ns)
+			io->idle.ns = lone;
 		return lone;
 	}
 	/* the best is unproven: so is every candidate */
@@ -134,13 +156,13 @@ static struct nvme_ns *nvme_latency_pick(struct nvme_ns_head *head, int node,
 		*unproven = true;
 		return found;
 	}
-	if (!*untracked)
-		nvme_lat_trace_path(head, node, cls, found, &best);
+	if (!io->untracked)
+		nvme_lat_trace_path(head, io->node, io->cls, found, &best);
 	return found;
 probe:
 	/* a partial scan ranks nothing */
-	if (idle)
-		idle->ns = NULL;
+	io->ranking = false;
+	io->idle.ns = NULL;
 	return lone;
 }
 
@@ -201,12 +223,10 @@ static struct nvme_ns *nvme_latency_challenger(struct nvme_ns_head *head,
  * stalled or unproven (the scan finds another, or holds the bio).
  */
 static struct nvme_ns *nvme_latency_two(struct nvme_ns_head *head,
-		struct nvme_lat_slot *s, int node, unsigned int cls, bool rw,
-		bool pt)
+		struct nvme_lat_slot *s, struct nvme_latency_io *io)
 {
 	struct nvme_lat_cand best = { };
 	struct nvme_ns *ns, *ch, *found = NULL;
-	bool untracked = false, busy = false;
 
 	ns = srcu_dereference(s->best, &head->srcu);
 	/* non-optimized paths only while no path is optimized: a scan */
@@ -219,20 +239,46 @@ static struct nvme_ns *nvme_latency_two(struct nvme_ns_head *head,
 	/* alone in its state: the scan would take it unread too */
 	if (ch == ns)
 		return ns;
-	if (nvme_latency_rank(ns, node, cls, rw, pt, &found, &best,
-			      &untracked, &busy, NULL))
+	if (nvme_latency_rank(io, ns, &found, &best))
 		return ns;
-	if (nvme_latency_rank(ch, node, cls, rw, pt, &found, &best,
-			      &untracked, &busy, NULL))
+	if (nvme_latency_rank(io, ch, &found, &best))
 		return ch;
-	if (untracked || best.stalled || best.unproven)
+	if (io->untracked || best.stalled || best.unproven)
 		return NULL;
-	nvme_lat_trace_path(head, node, cls, found, &best);
+	nvme_lat_trace_path(head, io->node, io->cls, found, &best);
 	return found;
 }
 
+/* A probe per this many I/Os the head's paths serve, at most. */
+#define NVME_LAT_PROBE_EVERY	200
+
 /*
- * @rw: a read or write, of class @cls; no probe is taken for other I/O.
+ * After a ranking scan: publish its best path, and the node's probe budget
+ * from the load its paths served (a probe per NVME_LAT_PROBE_EVERY I/Os of
+ * any class, but one a second at least: a recovered path is found in
+ * time).
+ */
+static void nvme_latency_ranked(struct nvme_lat_slot *s,
+				struct nvme_latency_io *io)
+{
+	struct nvme_lat_slot *b = nvme_lat_budget(s, io->cls);
+	unsigned long gap = HZ;
+
+	/* a path read enabled in this section: nvme_lat_route_forget() */
+	if (io->idle.ns && !io->idle.c.unproven && !io->idle.c.stalled &&
+	    rcu_access_pointer(s->best) != io->idle.ns)
+		rcu_assign_pointer(s->best, io->idle.ns);
+	if (io->idle.rate)
+		gap = min_t(u64, gap,
+			    div64_u64((u64)NVME_LAT_PROBE_EVERY * HZ *
+				      NLAT_NBAR_ONE, io->idle.rate));
+	if (READ_ONCE(b->probe_gap) != gap)
+		WRITE_ONCE(b->probe_gap, gap);
+}
+
+/*
+ * @rw: a read or write, of class @cls; no probe is taken for other I/O,
+ * nor more than the head's budget allows (nvme_latency_ranked()).
  * A path without a tracker yet must not starve: the I/O goes round robin.
  * Sets *@hold (if given) when every candidate is unproven: the bio may
  * wait (nvme_latency_hold()), else it takes the path returned.
@@ -242,40 +288,49 @@ static struct nvme_ns *nvme_latency_two(struct nvme_ns_head *head,
 static struct nvme_ns *nvme_latency_path(struct nvme_ns_head *head,
 		unsigned int cls, bool rw, bool pt, bool *hold, bool *busy)
 {
-	int node = numa_node_id();
-	bool untracked = false, unproven = false, started = false;
-	struct nvme_latency_idle idle = { };
+	struct nvme_latency_io io = {
+		.node = numa_node_id(), .cls = cls, .rw = rw, .pt = pt,
+		.probe = true,
+	};
+	bool unproven = false;
 	struct nvme_lat_slot *s;
 	struct nvme_ns *ns;
 
 	/* the route's lifetime: nvme_lat_route_forget() frees it after RCU */
 	rcu_read_lock();
-	s = nvme_lat_slot(head, node, cls);
-	if (s && !nvme_lat_rank_due(s)) {
-		ns = nvme_latency_two(head, s, node, cls, rw, pt);
-		if (ns)
-			goto out;
+	s = nvme_lat_slot(head, io.node, cls);
+	if (s) {
+		io.probe = time_after_eq(jiffies,
+				READ_ONCE(nvme_lat_budget(s, cls)->probe_at));
+		/* ranked by reads and writes only: their latency decides */
+		if (!rw || !nvme_lat_rank_due(s)) {
+			ns = nvme_latency_two(head, s, &io);
+			if (ns)
+				goto out;
+		} else {
+			io.ranking = true;
+		}
 	}
-	ns = nvme_latency_pick(head, node, cls, rw, pt, NVME_ANA_OPTIMIZED,
-			       &untracked, &unproven, &started, &idle);
+	ns = nvme_latency_pick(head, &io, NVME_ANA_OPTIMIZED, &unproven);
 	if (!ns)
-		ns = nvme_latency_pick(head, node, cls, rw, pt,
-				       NVME_ANA_NONOPTIMIZED, &untracked,
-				       &unproven, &started, &idle);
-	if (unlikely(untracked)) {
-		ns = nvme_latency_rr(head, node);
+		ns = nvme_latency_pick(head, &io, NVME_ANA_NONOPTIMIZED,
+				       &unproven);
+	if (unlikely(io.untracked)) {
+		ns = nvme_latency_rr(head, io.node);
 		goto out;
 	}
-	/* a path read enabled in this section: nvme_lat_route_forget() */
-	if (s && idle.ns && !idle.c.unproven && !idle.c.stalled &&
-	    rcu_access_pointer(s->best) != idle.ns)
-		rcu_assign_pointer(s->best, idle.ns);
+	if (s && io.ranking)
+		nvme_latency_ranked(s, &io);
 	/* a bio (@hold) may wait for an answer, where a waker will kick it */
 	if (unproven && hold && nvme_lat_may_hold()) {
 		*hold = true;
-		*busy = started;
+		*busy = io.busy;
 	}
 out:
+	if (s && io.probed) {
+		s = nvme_lat_budget(s, cls);
+		WRITE_ONCE(s->probe_at, jiffies + READ_ONCE(s->probe_gap));
+	}
 	rcu_read_unlock();
 	return ns;
 }

@@ -41,14 +41,24 @@ static inline unsigned int nvme_lat_bio_class(struct bio *bio)
 
 /*
  * A head's route for one (node, class), nvme-latency-route.c: the path of
- * lowest idle cost at the last ranking, the last challenger, and when it
- * was ranked.  Pointers under the head's SRCU.
+ * lowest idle cost at the last ranking, the last challenger, when it was
+ * ranked, and its probe budget.  Pointers under the head's SRCU.
  */
 struct nvme_lat_slot {
 	struct nvme_ns __rcu	*best;
 	struct nvme_ns __rcu	*next;
 	unsigned long		ranked;		/* jiffies */
+	/* the node's probe budget, in its first class's slot only */
+	unsigned long		probe_at;	/* no probe before, jiffies */
+	unsigned long		probe_gap;	/* after a probe, jiffies */
 };
+
+/* The slot holding the probe budget of @s, the slot of class @cls. */
+static inline struct nvme_lat_slot *nvme_lat_budget(struct nvme_lat_slot *s,
+						    unsigned int cls)
+{
+	return s - cls;
+}
 
 #if IS_ENABLED(CONFIG_NVME_MULTIPATH)
 struct nvme_lat_slot *nvme_lat_slot(struct nvme_ns_head *head, int node,

@@ -46,7 +46,8 @@ static bool rank(struct sim *s, struct io *io, unsigned int i, int *found,
 	struct sim_cand c = { 0 };
 	struct nlat_view v;
 
-	tracker_read(s, &s->nq[io->ns][i], io->node, io->cls, true, &v);
+	tracker_read(s, &s->nq[io->ns][i], io->node, io->cls, s->may_probe,
+		     &v);
 	if (v.probe) {
 		io->probe = true;
 		return false;
@@ -58,6 +59,9 @@ static bool rank(struct sim *s, struct io *io, unsigned int i, int *found,
 	c.c.stalled = v.stalled;
 	c.base = r->base ? s->pick_base : 0;
 	s->last = c;
+	/* nvme_latency_note(): Little's law */
+	if (c.c.lat_ns && c.c.nbar)
+		s->rate += (u64)c.c.nbar * 1000000000ULL / c.c.lat_ns;
 	if (*found < 0 || rule_cmp(r, &c, best) < 0) {
 		*found = i;
 		*best = c;
@@ -66,14 +70,17 @@ static bool rank(struct sim *s, struct io *io, unsigned int i, int *found,
 }
 
 /*
- * Rule two: the last winner of this (namespace, node, class) against the
- * next other path in turn; the better one takes the I/O and is remembered.
+ * Rules two and ranked: the first candidate (the last winner; ranked:
+ * the path of lowest idle cost at the last ranking, a scan once a window
+ * that routes its I/O as the scan does) against the next other path in
+ * turn.  nvme_latency_path().
  */
 static unsigned int pick_two(struct sim *s, struct io *io)
 {
 	unsigned int n = s->sc->nr_paths;
 	unsigned int *won = &s->two_won[io->ns][io->node][io->cls];
 	unsigned int *next = &s->two_next[io->ns][io->node][io->cls];
+	u64 *ranked = &s->two_rank_ns[io->ns][io->node][io->cls];
 	const struct rule *r = &s->cfg->rule;
 	struct sim_cand best = { 0 };
 	unsigned int ch;
@@ -82,13 +89,12 @@ static unsigned int pick_two(struct sim *s, struct io *io)
 	if (n == 1)
 		return 0;
 	s->pick_u = IO_UNITS(io->bytes);
-	if (r->ranked && (!s->two_rank_ns[io->ns][io->node][io->cls] ||
-			  s->now - s->two_rank_ns[io->ns][io->node][io->cls] >=
-			  s->cfg->p.window_ns)) {
+	if (r->ranked && (!*ranked || s->now - *ranked >= s->cfg->p.window_ns)) {
 		struct sim_cand idle = { 0 }, c;
 		int lo = -1;
 
-		s->two_rank_ns[io->ns][io->node][io->cls] = s->now;
+		*ranked = s->now;
+		s->rate = 0;
 		for (ch = 0; ch < n; ch++) {
 			if (!rank(s, io, ch, &found, &best))
 				return ch;
@@ -100,6 +106,11 @@ static unsigned int pick_two(struct sim *s, struct io *io)
 			}
 		}
 		*won = lo;
+		/* nvme_latency_ranked(): a probe per 200 I/Os, one a second */
+		s->probe_gap[io->ns][io->node] = SEC;
+		if (s->rate && 200ULL * SEC * NLAT_NBAR_ONE / s->rate < SEC)
+			s->probe_gap[io->ns][io->node] =
+				200ULL * SEC * NLAT_NBAR_ONE / s->rate;
 		return found;
 	}
 	ch = (*next + 1) % n;
@@ -113,6 +124,19 @@ static unsigned int pick_two(struct sim *s, struct io *io)
 	if (!r->ranked)
 		*won = found;
 	return found;
+}
+
+/* pick_two() within the probe budget of the I/O's (namespace, node). */
+static unsigned int pick_budget(struct sim *s, struct io *io)
+{
+	u64 *at = &s->probe_at[io->ns][io->node];
+	unsigned int i;
+
+	s->may_probe = !s->cfg->rule.budget || s->now >= *at;
+	i = pick_two(s, io);
+	if (io->probe && s->cfg->rule.budget)
+		*at = s->now + s->probe_gap[io->ns][io->node];
+	return i;
 }
 
 /*
@@ -130,7 +154,8 @@ static unsigned int pick_latency(struct sim *s, struct io *io)
 	if (r->rr)
 		return pick_rr(s, io);
 	if (r->two)
-		return pick_two(s, io);
+		return pick_budget(s, io);
+	s->may_probe = true;
 	s->pick_u = IO_UNITS(io->bytes);
 	for (i = 0; i < s->sc->nr_paths; i++)
 		if (!rank(s, io, i, &found, &best))

@@ -38,6 +38,10 @@
  *		a window per (namespace, node, class), which routes the I/O
  *		that makes it, and the next other path in turn
  *		(nvme_latency_two())
+ *		with a probe budget per (namespace, node): a probe per 200
+ *		I/Os the paths served (Little's law at the ranking), one a
+ *		second at least (nvme_latency_ranked())
+ *   nobudget	ranked without the budget
  *   scan	every path read per I/O (the kernel's before)
  *   two	as ranked, but the first candidate is the last winner
  *		(no scan): sticks to a path that won once
@@ -74,6 +78,7 @@ int rule_parse(const char *spec, struct rule *r)
 	r->bytes = true;
 	r->two = true;
 	r->ranked = true;
+	r->budget = true;
 	if (strlen(spec) >= sizeof(buf))
 		return -1;
 	strcpy(r->name, spec);
@@ -95,6 +100,8 @@ int rule_parse(const char *spec, struct rule *r)
 			r->bytes = true;
 		} else if (!strcmp(tok, "count")) {
 			r->bytes = false;
+		} else if (!strcmp(tok, "nobudget")) {
+			r->budget = false;
 		} else if (!strcmp(tok, "rr")) {
 			r->rr = true;
 		} else if (!strcmp(tok, "two")) {

@@ -101,6 +101,7 @@ struct rule {
 	bool		rr;		/* deliberately bad: round robin */
 	bool		two;		/* two candidates per I/O: the last winner and the next */
 	bool		ranked;		/* two: the best by idle cost, ranked once a window */
+	bool		budget;		/* ranked: probes within the node's budget */
 };
 
 int rule_parse(const char *spec, struct rule *r);
@@ -229,6 +230,10 @@ struct sim {
 	unsigned int		two_won[MAXNS][MAXNODES][NLAT_NR_CLASSES];
 	unsigned int		two_next[MAXNS][MAXNODES][NLAT_NR_CLASSES];
 	u64			two_rank_ns[MAXNS][MAXNODES][NLAT_NR_CLASSES];
+	/* budget: per (namespace, node), no probe before; the gap after one */
+	u64			probe_at[MAXNS][MAXNODES], probe_gap[MAXNS][MAXNODES];
+	bool			may_probe;	/* the I/O being routed */
+	u64			rate;		/* ranking: I/O per s served, 1/NLAT_NBAR_ONE */
 	struct io		io[MAXSLOTS];
 	struct ad_set		ad[MAXNS][MAXNODES][2];
 	unsigned int		pick_u;	/* bytes: the I/O being routed, 4k units */
