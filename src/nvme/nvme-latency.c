@@ -77,14 +77,13 @@
 #include "nvme.h"
 #include "nvme-latency.h"
 #include "nvme-latency-compat.h"
+#include "nvme-latency-retry.h"
 
 #define CREATE_TRACE_POINTS
 #include "nvme-latency-trace.h"
 
 #define NVME_LAT_RETRY_MIN_SEC	1
 #define NVME_LAT_RETRY_MAX_SEC	10
-/* Timed retries that may freeze a live path, after each event. */
-#define NVME_LAT_RETRY_FREEZES	3
 /*
  * Held I/O is routed again after this, whatever the waker says: at once
  * where no candidate has a request started (nothing will answer), else as
@@ -684,9 +683,9 @@ static void nvme_lat_retry_one(const struct blk_nodelat_ops *ops,
 	p = nvme_lat_find(ns);
 	if (p) {
 		p->err = ret;
-		/* -ENOLINK and -ENOENT froze nothing */
-		if (live && ret != -ENOLINK && ret != -ENOENT)
-			gave_up = ++p->freezes == NVME_LAT_RETRY_FREEZES;
+		/* counts only a try that may have frozen the path */
+		if (live)
+			gave_up = nvme_lat_retry_failed(&p->freezes, ret);
 	}
 	spin_unlock(&nvme_lat_pending_lock);
 	if (gave_up)

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of src/nodelat/nlat-math.h (the tracker's math) and of
- * src/nvme/nvme-latency-cost.h (the iopolicy's path comparison).  Both are
+ * Unit tests of src/nodelat/nlat-math.h (the tracker's math), of
+ * src/nvme/nvme-latency-cost.h (the iopolicy's path comparison) and of
+ * src/nvme/nvme-latency-retry.h (the bound on timed retries).  All are
  * the headers the kernel modules compile; shim/ stands in for
- * <linux/types.h> and <linux/math64.h>.
+ * <linux/types.h> and <linux/math64.h> (<linux/errno.h> is the system's).
  *
  * Each test reports through CHECK(); a test passes when none of its checks
  * failed.  The two sim_* tests drive the math with a small closed-loop model
@@ -24,6 +25,7 @@
 #include "nlat-acc.h"
 #include "nlat-group.h"
 #include "nvme-latency-cost.h"
+#include "nvme-latency-retry.h"
 
 #define US	1000ULL
 #define MS	1000000ULL
@@ -1255,6 +1257,41 @@ static void test_sim_probe_share(void)
 	      "%llu probes: the slow path is still probed", ULL(slow));
 }
 
+/*
+ * nvme_lat_retry_failed(): a path whose timed retries fail only for want
+ * of memory (the tracker allocates before it freezes) is never given up
+ * on: memory comes back and a later retry tracks it.  Tries that may have
+ * frozen a live path give up at the NVME_LAT_RETRY_FREEZES-th, once.
+ */
+static void test_retry_bound(void)
+{
+	static const int nofreeze[] = { -ENOMEM, -ENOLINK, -ENOENT };
+	static const int froze[] = { -EBUSY, -ENODEV, -EINVAL };
+	unsigned int i, k, freezes, gave_up;
+
+	for (i = 0; i < ARRAY_SIZE(nofreeze); i++) {
+		freezes = 0;
+		gave_up = 0;
+		for (k = 0; k < 100; k++)
+			gave_up += nvme_lat_retry_failed(&freezes, nofreeze[i]);
+		CHECK(!gave_up && !freezes,
+		      "error %d: given up %u times, %u freezes counted",
+		      nofreeze[i], gave_up, freezes);
+	}
+	for (i = 0; i < ARRAY_SIZE(froze); i++) {
+		freezes = 0;
+		for (k = 1; k < NVME_LAT_RETRY_FREEZES; k++)
+			CHECK(!nvme_lat_retry_failed(&freezes, froze[i]),
+			      "error %d: given up at try %u", froze[i], k);
+		/* memory failures between them count for nothing */
+		CHECK(!nvme_lat_retry_failed(&freezes, -ENOMEM),
+		      "error %d: given up at an ENOMEM", froze[i]);
+		CHECK(nvme_lat_retry_failed(&freezes, froze[i]),
+		      "error %d: not given up at try %u", froze[i],
+		      NVME_LAT_RETRY_FREEZES);
+	}
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -1288,6 +1325,7 @@ static const struct {
 	{ "sim_restore",	test_sim_restore },
 	{ "sim_blackhole",	test_sim_blackhole },
 	{ "sim_probe_share",	test_sim_probe_share },
+	{ "retry_bound",	test_retry_bound },
 };
 
 int main(void)
