@@ -226,7 +226,7 @@ void nlat_rqos_done(struct rq_qos *rqos, struct request *rq)
 	else if (!delayed_work_pending(&nq->fold_work))
 		/* reading the pending bit shares the line; queueing writes */
 		queue_delayed_work(nlat_wq, &nq->fold_work,
-				   usecs_to_jiffies(READ_ONCE(nlat_window_usec)));
+				   READ_ONCE(nlat_window_jiffies));
 }
 
 /*
