@@ -171,6 +171,8 @@ void nlat_set_waker(const struct blk_nodelat_waker *w);
 void nlat_fold_work(struct work_struct *work);
 bool nlat_read(struct request_queue *q, int node, unsigned int cls,
 	       bool may_probe, struct nlat_view *v);
+unsigned int nlat_read2(struct request_queue *const qs[2], int node,
+			unsigned int cls, bool may_probe, struct nlat_view v[2]);
 
 /* nlat-attach.c */
 void nlat_rqos_exit(struct rq_qos *rqos);

@@ -132,11 +132,18 @@ const struct blk_nodelat_batch_ops blk_nodelat_batch_ops = {
 };
 EXPORT_SYMBOL_GPL(blk_nodelat_batch_ops);
 
+const struct blk_nodelat_pair_ops blk_nodelat_pair_ops = {
+	.version	= BLK_NODELAT_PAIR_V1,
+	.read2		= nlat_read2,
+};
+EXPORT_SYMBOL_GPL(blk_nodelat_pair_ops);
+
 static int __init nlat_init(void)
 {
 	BUILD_BUG_ON(sizeof(struct nlat_cell) > SMP_CACHE_BYTES);
 	BUILD_BUG_ON(sizeof(struct nlat_pcpu) > SMP_CACHE_BYTES);
 	BUILD_BUG_ON(NLAT_HISTORY_PCT_MAX >= 100);
+	nlat_knobs_convert();
 	return 0;
 }
 
