@@ -194,8 +194,9 @@ static struct nvme_ns *nvme_latency_challenger(struct nvme_ns_head *head,
 
 /*
  * An I/O between two rankings of @s reads two paths: the one ranked best
- * and the next challenger, and takes the better (or the one the tracker
- * grants a probe); the best alone, unread, as a scan would.  NULL when a
+ * and the next challenger, at one clock (nvme_lat_read2()), and takes the
+ * better (or the one the tracker grants a probe); the best alone, unread,
+ * as a scan would.  NULL when a
  * scan must decide: the best is gone, disabled or not optimized, no
  * challenger is found, a path is untracked, or the better of the two is
  * stalled or unproven (the scan finds another, or holds the bio).
@@ -204,9 +205,10 @@ static struct nvme_ns *nvme_latency_two(struct nvme_ns_head *head,
 		struct nvme_lat_slot *s, int node, unsigned int cls, bool rw,
 		bool pt)
 {
-	struct nvme_lat_cand best = { };
+	struct nvme_lat_cand best = { }, c[2];
 	struct nvme_ns *ns, *ch, *found = NULL;
 	bool untracked = false, busy = false;
+	int i;
 
 	ns = srcu_dereference(s->best, &head->srcu);
 	/* non-optimized paths only while no path is optimized: a scan */
@@ -219,6 +221,32 @@ static struct nvme_ns *nvme_latency_two(struct nvme_ns_head *head,
 	/* alone in its state: the scan would take it unread too */
 	if (ch == ns)
 		return ns;
+	switch (nvme_lat_read2(ns, ch, node, cls, rw, c)) {
+	case NVME_LAT2_OLD:
+		break;
+	case NVME_LAT2_UNTRACKED:
+		return NULL;
+	case NVME_LAT2_PROBE_A:
+		nvme_lat_trace_probe(head, node, cls, ns, &c[0]);
+		return ns;
+	case NVME_LAT2_PROBE_B:
+		nvme_lat_trace_probe(head, node, cls, ch, &c[1]);
+		return ch;
+	default:
+		/* nvme_latency_rank() of each, the best first */
+		if (!rw)
+			c[0].lat_ns = c[1].lat_ns = 0;
+		if (pt) {
+			c[0].inflight += nvme_latency_pt_load(ns);
+			c[1].inflight += nvme_latency_pt_load(ch);
+		}
+		i = nvme_lat_cmp(&c[1], &c[0]) < 0;
+		if (c[i].stalled || c[i].unproven)
+			return NULL;
+		found = i ? ch : ns;
+		nvme_lat_trace_path(head, node, cls, found, &c[i]);
+		return found;
+	}
 	if (nvme_latency_rank(ns, node, cls, rw, pt, &found, &best,
 			      &untracked, &busy, NULL))
 		return ns;

@@ -23,6 +23,14 @@ enum nvme_lat_read_ret {
 	NVME_LAT_PROBE,
 };
 
+enum nvme_lat_read2_ret {
+	NVME_LAT2_OLD,
+	NVME_LAT2_UNTRACKED,
+	NVME_LAT2_PROBE_A,
+	NVME_LAT2_PROBE_B,
+	NVME_LAT2_BOTH,
+};
+
 /* A read or write with data: the I/O that yields a latency sample. */
 static inline bool nvme_lat_bio_rw(struct bio *bio)
 {
@@ -65,6 +73,9 @@ void nvme_lat_unwind_path(struct nvme_ns *ns);
 enum nvme_lat_read_ret nvme_lat_read(struct nvme_ns *ns, int node,
 				     unsigned int cls, bool may_probe,
 				     struct nvme_lat_cand *c);
+enum nvme_lat_read2_ret nvme_lat_read2(struct nvme_ns *a, struct nvme_ns *b,
+				       int node, unsigned int cls,
+				       bool may_probe, struct nvme_lat_cand c[2]);
 void nvme_lat_end_error(struct request *req);
 bool nvme_lat_may_hold(void);
 bool nvme_lat_hold(struct nvme_ns_head *head, struct bio *bio, bool busy);
