@@ -276,6 +276,15 @@ static struct nvme_ns *nvme_latency_path(struct nvme_ns_head *head,
 	struct nvme_lat_slot *s;
 	struct nvme_ns *ns;
 
+	/* a lone usable path is taken unread, as nvme_latency_pick() would */
+	ns = list_first_or_null_rcu(&head->list, struct nvme_ns, siblings);
+	if (ns && !list_next_or_null_rcu(&head->list, &ns->siblings,
+					 struct nvme_ns, siblings) &&
+	    !nvme_path_is_disabled(ns) &&
+	    (ns->ana_state == NVME_ANA_OPTIMIZED ||
+	     ns->ana_state == NVME_ANA_NONOPTIMIZED))
+		return ns;
+
 	/* the route's lifetime: nvme_lat_route_forget() frees it after RCU */
 	rcu_read_lock();
 	s = nvme_lat_slot(head, node, cls);

@@ -8,6 +8,8 @@
 
 #include <linux/bio.h>
 #include <linux/device.h>
+#include <linux/jiffies.h>
+#include <linux/rcupdate.h>
 #include <linux/tracepoint-defs.h>
 #include "blk-nodelat.h"
 #include "nvme-latency-cost.h"
@@ -61,7 +63,21 @@ struct nvme_lat_slot {
 #if IS_ENABLED(CONFIG_NVME_MULTIPATH)
 struct nvme_lat_slot *nvme_lat_slot(struct nvme_ns_head *head, int node,
 				    unsigned int cls);
-bool nvme_lat_rank_due(struct nvme_lat_slot *s);
+
+/*
+ * Whether the caller is to rank @s's paths now: one caller per interval,
+ * the others keep using the last ranking.
+ */
+static inline bool nvme_lat_rank_due(struct nvme_lat_slot *s)
+{
+	unsigned long t = READ_ONCE(s->ranked), now = jiffies;
+
+	if (rcu_access_pointer(s->best) &&
+	    time_before(now, t + NVME_LAT_RANK_JIFFIES))
+		return false;
+	return cmpxchg(&s->ranked, t, now) == t;
+}
+
 void nvme_lat_route_add(struct nvme_ns_head *head);
 void nvme_lat_route_forget(struct nvme_ns *ns, bool last);
 void nvme_lat_route_exit(void);
