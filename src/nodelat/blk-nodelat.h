@@ -196,4 +196,28 @@ struct blk_nodelat_batch_ops {
 
 extern const struct blk_nodelat_batch_ops blk_nodelat_batch_ops;
 
+/*
+ * Two queues at one clock, added after blk_nodelat_batch_ops (a symbol of
+ * its own for the same reason; members beyond @version come with a
+ * version bump): for a user that chooses between two paths per I/O.
+ */
+#define BLK_NODELAT_PAIR_V1	1
+
+struct blk_nodelat_pair_ops {
+	unsigned int	version;
+	/*
+	 * (V1) read() of @qs[0] into @v[0], then of @qs[1] into @v[1], at
+	 * one clock, the caller holding rcu_read_lock() (read() takes its
+	 * own).  Stops at a queue that is not tracked (its view zeroed) or
+	 * that is granted a probe.  Returns the views filled of tracked
+	 * queues: 0 (@qs[0] untracked), 1 (@v[0].probe, or @qs[1]
+	 * untracked) or 2.
+	 */
+	unsigned int	(*read2)(struct request_queue *const qs[2], int node,
+				 unsigned int cls, bool may_probe,
+				 struct nlat_view v[2]);
+};
+
+extern const struct blk_nodelat_pair_ops blk_nodelat_pair_ops;
+
 #endif /* _BLK_NODELAT_H */

@@ -66,7 +66,8 @@ void nlat_set_waker(const struct blk_nodelat_waker *w)
  * bio's, the one the path was chosen for; the rest merged into it) and
  * the counted bit.  NULL outside the table.
  */
-static u8 *nlat_tag_slot(struct nlat_queue *nq, struct request *rq)
+static __always_inline u8 *nlat_tag_slot(struct nlat_queue *nq,
+					 struct request *rq)
 {
 	struct nlat_group *g = nq->grp;
 	unsigned int h = rq->mq_hctx->queue_num;
@@ -86,7 +87,8 @@ static bool nlat_rq_sampled(struct request *rq)
  * above); its tag byte to *@tag.  Issue wrote the byte before the
  * driver saw the request.
  */
-static bool nlat_uncount(struct nlat_queue *nq, struct request *rq, u8 *tag)
+static __always_inline bool nlat_uncount(struct nlat_queue *nq,
+					 struct request *rq, u8 *tag)
 {
 	u8 *slot = nlat_tag_slot(nq, rq), old;
 
@@ -175,13 +177,17 @@ void nlat_rqos_requeue(struct rq_qos *rqos, struct request *rq)
 /*
  * A request of @grp completed at @now, in error or not: an answer.  The
  * one that ends a quiet spell calls the waker; done_ns is on the line
- * the uncount just wrote.
+ * the uncount just wrote, and moves by nlat_done_moves() steps.
  */
-static void nlat_answer(struct nlat_group *grp, u64 now)
+static __always_inline void nlat_answer(struct nlat_group *grp, u64 now)
 {
 	struct nlat_params p;
-	u64 prev = nlat_clock_advance(&grp->done_ns, now);
+	u64 prev;
 
+	if (!nlat_done_moves(READ_ONCE(grp->done_ns), now,
+			     READ_ONCE(nlat_cur.window_ns)))
+		return;
+	prev = nlat_clock_advance(&grp->done_ns, now);
 	if (unlikely(nlat_unproven_for(true, prev, now,
 				       nlat_group_quiet(grp, nlat_params_get(&p)))))
 		nlat_answered(grp);
@@ -226,7 +232,7 @@ void nlat_rqos_done(struct rq_qos *rqos, struct request *rq)
 	else if (!delayed_work_pending(&nq->fold_work))
 		/* reading the pending bit shares the line; queueing writes */
 		queue_delayed_work(nlat_wq, &nq->fold_work,
-				   usecs_to_jiffies(READ_ONCE(nlat_window_usec)));
+				   READ_ONCE(nlat_window_jiffies));
 }
 
 /*

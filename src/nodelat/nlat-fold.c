@@ -11,7 +11,7 @@
  *
  * read() gives the cell's estimate and the group's load, waiting, stalled
  * and unproven states, and grants a probe to one reader of a stale or
- * empty cell per interval.
+ * empty cell per interval; read2() does so for two queues at one clock.
  */
 
 #include <linux/bitmap.h>
@@ -128,18 +128,100 @@ void nlat_fold_work(struct work_struct *work)
 				   usecs_to_jiffies(p.window_ns / NSEC_PER_USEC));
 }
 
-bool nlat_read(struct request_queue *q, int node, unsigned int cls,
-		      bool may_probe, struct nlat_view *v)
+/* What every read of one call shares: the knobs and the clocks. */
+struct nlat_rd {
+	struct nlat_params	p;
+	u64			now;
+	unsigned long		tick;
+};
+
+static __always_inline void nlat_rd_init(struct nlat_rd *rd)
 {
-	struct nlat_params p;
-	struct nlat_queue *nq;
-	struct nlat_cell *c;
-	u64 ewma, upd, probe, now, since, quiet, queued;
+	nlat_params_get(&rd->p);
+	/* one coarse clock: its lag behind done_ns only shortens a wait */
+	rd->now = nlat_now();
+	rd->tick = jiffies;
+}
+
+/*
+ * The states that need a quiet spell, of a group that answered nothing for
+ * a window or more (or never): waiting, stalled and unproven.
+ */
+static noinline void nlat_read_quiet(struct nlat_group *grp, u32 started,
+				     u64 queued, const struct nlat_rd *rd,
+				     struct nlat_view *v)
+{
+	u64 done = READ_ONCE(grp->done_ns), since, quiet;
+	bool busy;
+
+	since = max(done, READ_ONCE(grp->busy_ns));
+	/* only what was started can keep us waiting */
+	v->lat_ns = nlat_waited_lat(v->lat_ns, started, since, rd->now, &rd->p);
+	quiet = nlat_group_quiet(grp, &rd->p);
+	v->stalled = nlat_stalled_for(started, since, rd->now, quiet);
+	busy = started || nlat_queued_age(queued, rd->tick) <=
+			  READ_ONCE(nlat_window_jiffies);
+	v->unproven = nlat_unproven_for(busy, done, rd->now, quiet);
+}
+
+/* read() of @nq, found under RCU, for cell @node, @cls at @rd's clock. */
+static __always_inline void nlat_read_nq(struct nlat_queue *nq, int node,
+					 unsigned int cls, bool may_probe,
+					 const struct nlat_rd *rd,
+					 struct nlat_view *v)
+{
+	struct nlat_group *grp = nq->grp;
+	struct nlat_cell *c = &nq->cells[nlat_cell_idx(node, cls)];
+	const struct nlat_params *p = &rd->p;
+	u64 ewma, probe, done, queued;
 	unsigned int shift;
 	s64 infl, units;
 	long nbar;
 	u32 started;
-	bool busy;
+
+	ewma = READ_ONCE(c->est.ewma);
+	probe = READ_ONCE(c->probe_ns);
+	v->lat_ns = nlat_ewma_ns(ewma);
+	infl = atomic64_read(&grp->inflight);
+	started = max(nlat_infl_nr(infl), 0);
+	/* the group's load in requests of this class's size */
+	shift = nlat_size_shift(cls % NLAT_NR_SIZES);
+	units = max_t(s64, nlat_infl_units(infl), 0);
+	v->started = started;
+	queued = atomic64_read(&grp->queued);
+	/* not started yet, size unknown: one of this class each */
+	v->inflight = min_t(u64, (units + (1 << shift) - 1) >> shift,
+			    U32_MAX / 2) + nlat_queued_nr(queued, rd->tick);
+	/*
+	 * An answer within the last window: nothing waits that long, and a
+	 * quiet spell (nlat_quiet_ns()) is at least a window.
+	 */
+	done = READ_ONCE(grp->done_ns);
+	if (unlikely(!done || (s64)(rd->now - done) >= (s64)p->window_ns))
+		nlat_read_quiet(grp, started, queued, rd, v);
+	/* nothing folded for a stale interval: that load is not the present */
+	if ((s64)(rd->now - READ_ONCE(grp->fold_ns)) <
+	    (s64)(p->stale_windows * p->window_ns)) {
+		nbar = atomic_long_read(&grp->nbar);
+		v->nbar = nbar <= 0 ? 0 :
+			  min_t(unsigned long, (unsigned long)nbar >> shift,
+				NLAT_NBAR_MAX);
+	}
+	/* unproven: the one I/O it has is the probe */
+	if (may_probe && !v->stalled && !v->unproven &&
+	    nlat_probe_due(ewma, READ_ONCE(c->est.upd_ns),
+			   READ_ONCE(c->est.backoff), probe, rd->now, p)) {
+		v->probe = cmpxchg64(&c->probe_ns, probe, rd->now) == probe;
+		if (v->probe)
+			atomic_long_inc(&nq->probes);
+	}
+}
+
+bool nlat_read(struct request_queue *q, int node, unsigned int cls,
+	       bool may_probe, struct nlat_view *v)
+{
+	struct nlat_queue *nq;
+	struct nlat_rd rd;
 
 	memset(v, 0, sizeof(*v));
 	if ((unsigned int)node >= nr_node_ids)
@@ -150,53 +232,36 @@ bool nlat_read(struct request_queue *q, int node, unsigned int cls,
 	/* nq is freed by call_rcu() only after it left the table */
 	rcu_read_lock();
 	nq = nlat_lookup(q);
-	if (!nq) {
-		rcu_read_unlock();
-		return false;
+	if (nq) {
+		nlat_rd_init(&rd);
+		nlat_read_nq(nq, node, cls, may_probe, &rd, v);
 	}
-	c = &nq->cells[nlat_cell_idx(node, cls)];
-	ewma = READ_ONCE(c->est.ewma);
-	upd = READ_ONCE(c->est.upd_ns);
-	probe = READ_ONCE(c->probe_ns);
-	v->lat_ns = nlat_ewma_ns(ewma);
-	infl = atomic64_read(&nq->grp->inflight);
-	started = max(nlat_infl_nr(infl), 0);
-	/* the group's load in requests of this class's size */
-	shift = nlat_size_shift(cls % NLAT_NR_SIZES);
-	units = max_t(s64, nlat_infl_units(infl), 0);
-
-	nlat_params_get(&p);
-	/* one coarse clock: its lag behind done_ns only shortens a wait */
-	now = nlat_now();
-	since = max(READ_ONCE(nq->grp->done_ns), READ_ONCE(nq->grp->busy_ns));
-	/* only what was started can keep us waiting */
-	v->lat_ns = nlat_waited_lat(v->lat_ns, started, since, now, &p);
-	quiet = nlat_group_quiet(nq->grp, &p);
-	v->stalled = nlat_stalled_for(started, since, now, quiet);
-	v->started = started;
-	queued = atomic64_read(&nq->grp->queued);
-	/* not started yet, size unknown: one of this class each */
-	v->inflight = min_t(u64, (units + (1 << shift) - 1) >> shift,
-			    U32_MAX / 2) + nlat_queued_nr(queued, jiffies);
-	busy = started || nlat_queued_age(queued, jiffies) <=
-			  usecs_to_jiffies(READ_ONCE(nlat_window_usec));
-	v->unproven = nlat_unproven_for(busy, READ_ONCE(nq->grp->done_ns), now,
-					quiet);
-	/* nothing folded for a stale interval: that load is not the present */
-	if ((s64)(now - READ_ONCE(nq->grp->fold_ns)) <
-	    (s64)(p.stale_windows * p.window_ns)) {
-		nbar = atomic_long_read(&nq->grp->nbar);
-		v->nbar = nbar <= 0 ? 0 :
-			  min_t(unsigned long, (unsigned long)nbar >> shift,
-				NLAT_NBAR_MAX);
-	}
-	/* unproven: the one I/O it has is the probe */
-	if (may_probe && !v->stalled && !v->unproven &&
-	    nlat_probe_due(ewma, upd, READ_ONCE(c->est.backoff), probe, now,
-			   &p))
-		v->probe = cmpxchg64(&c->probe_ns, probe, now) == probe;
-	if (v->probe)
-		atomic_long_inc(&nq->probes);
 	rcu_read_unlock();
-	return true;
+	return nq;
+}
+
+unsigned int nlat_read2(struct request_queue *const qs[2], int node,
+			unsigned int cls, bool may_probe, struct nlat_view v[2])
+{
+	struct nlat_queue *nq;
+	struct nlat_rd rd;
+	unsigned int i;
+
+	memset(v, 0, 2 * sizeof(*v));
+	if ((unsigned int)node >= nr_node_ids)
+		node = 0;
+	if (cls >= NLAT_NR_CLASSES)
+		cls = NLAT_NR_CLASSES - 1;
+
+	nlat_rd_init(&rd);
+	/* under the caller's RCU, as read()'s own */
+	for (i = 0; i < 2; i++) {
+		nq = nlat_lookup(qs[i]);
+		if (!nq)
+			return i;
+		nlat_read_nq(nq, node, cls, may_probe, &rd, &v[i]);
+		if (v[i].probe)
+			return i + 1;
+	}
+	return 2;
 }

@@ -34,6 +34,9 @@ extern unsigned int nlat_window_usec;
 extern unsigned int nlat_history_pct;
 extern unsigned int nlat_min_samples;
 extern unsigned int nlat_stale_windows;
+/* the same, converted when one is written: what the I/O path reads */
+extern struct nlat_params nlat_cur;
+extern unsigned long nlat_window_jiffies;
 
 /* One (node, size class) of a queue; one cache line. */
 struct nlat_cell {
@@ -117,10 +120,10 @@ static inline u64 nlat_now(void)
 
 static inline const struct nlat_params *nlat_params_get(struct nlat_params *p)
 {
-	p->window_ns = (u64)READ_ONCE(nlat_window_usec) * NSEC_PER_USEC;
-	p->hist_w = nlat_pct_to_w(READ_ONCE(nlat_history_pct));
-	p->min_samples = READ_ONCE(nlat_min_samples);
-	p->stale_windows = READ_ONCE(nlat_stale_windows);
+	p->window_ns = READ_ONCE(nlat_cur.window_ns);
+	p->hist_w = READ_ONCE(nlat_cur.hist_w);
+	p->min_samples = READ_ONCE(nlat_cur.min_samples);
+	p->stale_windows = READ_ONCE(nlat_cur.stale_windows);
 	return p;
 }
 
@@ -168,6 +171,8 @@ void nlat_set_waker(const struct blk_nodelat_waker *w);
 void nlat_fold_work(struct work_struct *work);
 bool nlat_read(struct request_queue *q, int node, unsigned int cls,
 	       bool may_probe, struct nlat_view *v);
+unsigned int nlat_read2(struct request_queue *const qs[2], int node,
+			unsigned int cls, bool may_probe, struct nlat_view v[2]);
 
 /* nlat-attach.c */
 void nlat_rqos_exit(struct rq_qos *rqos);

@@ -231,6 +231,21 @@ static inline u64 nlat_waited_lat(u64 lat_ns, u32 inflight, u64 since,
 }
 
 /*
+ * A group's last completion (done_ns) is only compared with thresholds of
+ * a window or more (nlat_waited_lat(), nlat_stalled_for(),
+ * nlat_unproven_for()): a completion moves it only once it is a
+ * 1/2^NLAT_DONE_SHIFT window old, so that most completions only read it.
+ * It then lags the last completion by less than that, and whoever finds
+ * a quiet spell (which lasts at least a window) still moves it.
+ */
+#define NLAT_DONE_SHIFT		4
+
+static inline bool nlat_done_moves(u64 done, u64 now, u64 window_ns)
+{
+	return (s64)(now - done) >= (s64)(window_ns >> NLAT_DONE_SHIFT);
+}
+
+/*
  * How long a group may leave us without an answer before that means more
  * than slowness: stale_windows windows, or NLAT_QUIET_MULT times its own
  * latency @lat_ns (0: none known) if longer.  A path that answers in

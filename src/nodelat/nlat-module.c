@@ -19,8 +19,10 @@
 
 /*
  * Knobs: /sys/module/blk_nodelat/parameters/.  Out-of-range writes fail
- * with -EINVAL and keep the old value; readers take them with READ_ONCE(),
- * a change applies from the next fold or read().
+ * with -EINVAL and keep the old value.  A write also stores the knobs in
+ * the units the math uses (nlat_cur, nlat_window_jiffies), so that the
+ * I/O path does not convert them per call; readers take those with
+ * READ_ONCE(), a change applies from the next fold or read().
  */
 struct nlat_knob {
 	unsigned int	*val;
@@ -32,6 +34,20 @@ unsigned int nlat_window_usec = NLAT_WINDOW_USEC_DEF;
 unsigned int nlat_history_pct = NLAT_HISTORY_PCT_DEF;
 unsigned int nlat_min_samples = NLAT_MIN_SAMPLES_DEF;
 unsigned int nlat_stale_windows = NLAT_STALE_WINDOWS_DEF;
+struct nlat_params nlat_cur;
+unsigned long nlat_window_jiffies;
+
+/* Knob writes are serialized by the module's parameter lock, and init. */
+static void nlat_knobs_convert(void)
+{
+	WRITE_ONCE(nlat_cur.window_ns,
+		   (u64)READ_ONCE(nlat_window_usec) * NSEC_PER_USEC);
+	WRITE_ONCE(nlat_cur.hist_w, nlat_pct_to_w(READ_ONCE(nlat_history_pct)));
+	WRITE_ONCE(nlat_cur.min_samples, READ_ONCE(nlat_min_samples));
+	WRITE_ONCE(nlat_cur.stale_windows, READ_ONCE(nlat_stale_windows));
+	WRITE_ONCE(nlat_window_jiffies,
+		   usecs_to_jiffies(READ_ONCE(nlat_window_usec)));
+}
 
 static int nlat_knob_set(const char *buf, const struct kernel_param *kp)
 {
@@ -41,6 +57,7 @@ static int nlat_knob_set(const char *buf, const struct kernel_param *kp)
 	if (kstrtouint(buf, 0, &v) || v < k->min || v > k->max)
 		return -EINVAL;
 	WRITE_ONCE(*k->val, v);
+	nlat_knobs_convert();
 	return 0;
 }
 
@@ -115,11 +132,18 @@ const struct blk_nodelat_batch_ops blk_nodelat_batch_ops = {
 };
 EXPORT_SYMBOL_GPL(blk_nodelat_batch_ops);
 
+const struct blk_nodelat_pair_ops blk_nodelat_pair_ops = {
+	.version	= BLK_NODELAT_PAIR_V1,
+	.read2		= nlat_read2,
+};
+EXPORT_SYMBOL_GPL(blk_nodelat_pair_ops);
+
 static int __init nlat_init(void)
 {
 	BUILD_BUG_ON(sizeof(struct nlat_cell) > SMP_CACHE_BYTES);
 	BUILD_BUG_ON(sizeof(struct nlat_pcpu) > SMP_CACHE_BYTES);
 	BUILD_BUG_ON(NLAT_HISTORY_PCT_MAX >= 100);
+	nlat_knobs_convert();
 	return 0;
 }
 

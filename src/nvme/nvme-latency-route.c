@@ -61,20 +61,6 @@ struct nvme_lat_slot *nvme_lat_slot(struct nvme_ns_head *head, int node,
 	return &r->slot[node * NLAT_NR_CLASSES + cls];
 }
 
-/*
- * Whether the caller is to rank @s's paths now: one caller per interval,
- * the others keep using the last ranking.
- */
-bool nvme_lat_rank_due(struct nvme_lat_slot *s)
-{
-	unsigned long t = READ_ONCE(s->ranked), now = jiffies;
-
-	if (rcu_access_pointer(s->best) &&
-	    time_before(now, t + NVME_LAT_RANK_JIFFIES))
-		return false;
-	return cmpxchg(&s->ranked, t, now) == t;
-}
-
 /* @head gained a path: give it a route if it has none.  Sleeps. */
 void nvme_lat_route_add(struct nvme_ns_head *head)
 {

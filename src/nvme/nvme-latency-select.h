@@ -216,8 +216,9 @@ static struct nvme_ns *nvme_latency_challenger(struct nvme_ns_head *head,
 
 /*
  * An I/O between two rankings of @s reads two paths: the one ranked best
- * and the next challenger, and takes the better (or the one the tracker
- * grants a probe); the best alone, unread, as a scan would.  NULL when a
+ * and the next challenger, at one clock (nvme_lat_read2()), and takes the
+ * better (or the one the tracker grants a probe); the best alone, unread,
+ * as a scan would.  NULL when a
  * scan must decide: the best is gone, disabled or not optimized, no
  * challenger is found, a path is untracked, or the better of the two is
  * stalled or unproven (the scan finds another, or holds the bio).
@@ -225,8 +226,9 @@ static struct nvme_ns *nvme_latency_challenger(struct nvme_ns_head *head,
 static struct nvme_ns *nvme_latency_two(struct nvme_ns_head *head,
 		struct nvme_lat_slot *s, struct nvme_latency_io *io)
 {
-	struct nvme_lat_cand best = { };
+	struct nvme_lat_cand best = { }, c[2];
 	struct nvme_ns *ns, *ch, *found = NULL;
+	int i;
 
 	ns = srcu_dereference(s->best, &head->srcu);
 	/* non-optimized paths only while no path is optimized: a scan */
@@ -239,6 +241,36 @@ static struct nvme_ns *nvme_latency_two(struct nvme_ns_head *head,
 	/* alone in its state: the scan would take it unread too */
 	if (ch == ns)
 		return ns;
+	switch (nvme_lat_read2(ns, ch, io->node, io->cls, io->rw && io->probe,
+			       c)) {
+	case NVME_LAT2_OLD:
+		break;
+	case NVME_LAT2_UNTRACKED:
+		return NULL;
+	case NVME_LAT2_PROBE_A:
+		nvme_lat_trace_probe(head, io->node, io->cls, ns, &c[0]);
+		io->probed = true;
+		return ns;
+	case NVME_LAT2_PROBE_B:
+		nvme_lat_trace_probe(head, io->node, io->cls, ch, &c[1]);
+		io->probed = true;
+		return ch;
+	default:
+		/* nvme_latency_rank() of each, the best first */
+		if (!io->rw)
+			c[0].lat_ns = c[1].lat_ns = 0;
+		if (io->pt) {
+			c[0].inflight += nvme_latency_pt_load(ns);
+			c[1].inflight += nvme_latency_pt_load(ch);
+		}
+		i = nvme_lat_cmp(&c[1], &c[0]) < 0;
+		if (c[i].stalled || c[i].unproven)
+			return NULL;
+		found = i ? ch : ns;
+		nvme_lat_trace_path(head, io->node, io->cls, found, &c[i]);
+		return found;
+	}
+	/* a tracker without the pair read */
 	if (nvme_latency_rank(io, ns, &found, &best))
 		return ns;
 	if (nvme_latency_rank(io, ch, &found, &best))
@@ -295,6 +327,15 @@ static struct nvme_ns *nvme_latency_path(struct nvme_ns_head *head,
 	bool unproven = false;
 	struct nvme_lat_slot *s;
 	struct nvme_ns *ns;
+
+	/* a lone usable path is taken unread, as nvme_latency_pick() would */
+	ns = list_first_or_null_rcu(&head->list, struct nvme_ns, siblings);
+	if (ns && !list_next_or_null_rcu(&head->list, &ns->siblings,
+					 struct nvme_ns, siblings) &&
+	    !nvme_path_is_disabled(ns) &&
+	    (ns->ana_state == NVME_ANA_OPTIMIZED ||
+	     ns->ana_state == NVME_ANA_NONOPTIMIZED))
+		return ns;
 
 	/* the route's lifetime: nvme_lat_route_forget() frees it after RCU */
 	rcu_read_lock();

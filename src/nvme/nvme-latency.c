@@ -128,6 +128,8 @@ struct nvme_lat_hold {
 
 /* The I/O path's view of the tracker; publishing under nvme_lat_ops_mutex. */
 static const struct blk_nodelat_ops __rcu *nvme_lat_ops;
+/* its pair read, published and withdrawn with it; NULL on an older one */
+static const struct blk_nodelat_pair_ops __rcu *nvme_lat_pair;
 static DEFINE_MUTEX(nvme_lat_ops_mutex);
 /*
  * Set while our waker is installed, with a reference: I/O may be held.
@@ -434,12 +436,20 @@ bool nvme_lat_may_hold(void)
  */
 static void nvme_lat_publish(void)
 {
+	const struct blk_nodelat_pair_ops *pair;
 	const struct blk_nodelat_wake_ops *wake;
 
 	mutex_lock(&nvme_lat_ops_mutex);
 	/* our caller holds a reference: this symbol_get() cannot fail */
-	if (!rcu_access_pointer(nvme_lat_ops))
+	if (!rcu_access_pointer(nvme_lat_ops)) {
+		pair = symbol_get(blk_nodelat_pair_ops);
+		if (pair && pair->version < BLK_NODELAT_PAIR_V1) {
+			symbol_put(blk_nodelat_pair_ops);
+			pair = NULL;
+		}
+		rcu_assign_pointer(nvme_lat_pair, pair);
 		rcu_assign_pointer(nvme_lat_ops, symbol_get(blk_nodelat_ops));
+	}
 	if (!nvme_lat_wake_ops) {
 		wake = symbol_get(blk_nodelat_wake_ops);
 		if (wake) {
@@ -458,12 +468,17 @@ static void nvme_lat_publish(void)
  */
 static void nvme_lat_unpublish_idle(const struct blk_nodelat_ops *ops)
 {
+	const struct blk_nodelat_pair_ops *pair;
+
 	mutex_lock(&nvme_lat_ops_mutex);
 	if (rcu_access_pointer(nvme_lat_ops) && !ops->nr_tracked()) {
 		RCU_INIT_POINTER(nvme_lat_ops, NULL);
+		pair = rcu_dereference_protected(nvme_lat_pair,
+				lockdep_is_held(&nvme_lat_ops_mutex));
+		RCU_INIT_POINTER(nvme_lat_pair, NULL);
 		/*
-		 * nvme_lat_read() and the waker may still be calling into the
-		 * module: removing the waker waits for both.
+		 * nvme_lat_read(), nvme_lat_read2() and the waker may still be
+		 * calling into the module: removing the waker waits for all.
 		 */
 		if (nvme_lat_wake_ops) {
 			nvme_lat_wake_ops->set_waker(NULL);
@@ -472,6 +487,8 @@ static void nvme_lat_unpublish_idle(const struct blk_nodelat_ops *ops)
 		} else {
 			synchronize_rcu();
 		}
+		if (pair)
+			symbol_put(blk_nodelat_pair_ops);
 		symbol_put(blk_nodelat_ops);
 		/* nothing reads unproven now: resubmit what was held */
 		nvme_lat_release_all();
@@ -1031,6 +1048,54 @@ enum nvme_lat_read_ret nvme_lat_read(struct nvme_ns *ns, int node,
 	if (!tracked)
 		return NVME_LAT_UNTRACKED;
 	return v.probe ? NVME_LAT_PROBE : NVME_LAT_TRACKED;
+}
+
+static void nvme_lat_view_cand(const struct nlat_view *v,
+			       struct nvme_lat_cand *c)
+{
+	c->lat_ns = v->lat_ns;
+	c->inflight = v->inflight;
+	c->nbar = v->nbar;
+	c->stalled = v->stalled;
+	c->unproven = v->unproven;
+	c->started = v->started;
+}
+
+/**
+ * nvme_lat_read2() - nvme_lat_read() of two paths at one clock
+ * @a: a path, under its head's SRCU and rcu_read_lock()
+ * @b: another path of the same head
+ * @node: the submitting CPU's node
+ * @cls: the I/O's class (nvme_lat_bio_class())
+ * @may_probe: the I/O would yield a sample (a read or a write)
+ * @c: filled with the paths' estimates and in-flight counts
+ *
+ * Returns NVME_LAT2_OLD if the tracker has no pair read (the caller reads
+ * each path with nvme_lat_read()), NVME_LAT2_UNTRACKED if a path has no
+ * tracker, NVME_LAT2_PROBE_A or _B if the tracker granted this I/O as a
+ * probe of @a (@b is then not read) or @b, else NVME_LAT2_BOTH.
+ */
+enum nvme_lat_read2_ret nvme_lat_read2(struct nvme_ns *a, struct nvme_ns *b,
+				       int node, unsigned int cls,
+				       bool may_probe, struct nvme_lat_cand c[2])
+{
+	const struct blk_nodelat_pair_ops *pair = rcu_dereference(nvme_lat_pair);
+	struct request_queue *qs[2] = { a->queue, b->queue };
+	struct nlat_view v[2];
+	unsigned int n;
+
+	if (!pair)
+		return NVME_LAT2_OLD;
+	n = pair->read2(qs, node, cls, may_probe, v);
+	nvme_lat_view_cand(&v[0], &c[0]);
+	if (!n)
+		return NVME_LAT2_UNTRACKED;
+	if (v[0].probe)
+		return NVME_LAT2_PROBE_A;
+	if (n < 2)
+		return NVME_LAT2_UNTRACKED;
+	nvme_lat_view_cand(&v[1], &c[1]);
+	return v[1].probe ? NVME_LAT2_PROBE_B : NVME_LAT2_BOTH;
 }
 
 /* @req of a path ends in error or fails over: it is no latency sample. */

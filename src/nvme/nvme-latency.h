@@ -8,6 +8,8 @@
 
 #include <linux/bio.h>
 #include <linux/device.h>
+#include <linux/jiffies.h>
+#include <linux/rcupdate.h>
 #include <linux/tracepoint-defs.h>
 #include "blk-nodelat.h"
 #include "nvme-latency-cost.h"
@@ -21,6 +23,14 @@ enum nvme_lat_read_ret {
 	NVME_LAT_UNTRACKED,
 	NVME_LAT_TRACKED,
 	NVME_LAT_PROBE,
+};
+
+enum nvme_lat_read2_ret {
+	NVME_LAT2_OLD,
+	NVME_LAT2_UNTRACKED,
+	NVME_LAT2_PROBE_A,
+	NVME_LAT2_PROBE_B,
+	NVME_LAT2_BOTH,
 };
 
 /* A read or write with data: the I/O that yields a latency sample. */
@@ -63,7 +73,21 @@ static inline struct nvme_lat_slot *nvme_lat_budget(struct nvme_lat_slot *s,
 #if IS_ENABLED(CONFIG_NVME_MULTIPATH)
 struct nvme_lat_slot *nvme_lat_slot(struct nvme_ns_head *head, int node,
 				    unsigned int cls);
-bool nvme_lat_rank_due(struct nvme_lat_slot *s);
+
+/*
+ * Whether the caller is to rank @s's paths now: one caller per interval,
+ * the others keep using the last ranking.
+ */
+static inline bool nvme_lat_rank_due(struct nvme_lat_slot *s)
+{
+	unsigned long t = READ_ONCE(s->ranked), now = jiffies;
+
+	if (rcu_access_pointer(s->best) &&
+	    time_before(now, t + NVME_LAT_RANK_JIFFIES))
+		return false;
+	return cmpxchg(&s->ranked, t, now) == t;
+}
+
 void nvme_lat_route_add(struct nvme_ns_head *head);
 void nvme_lat_route_forget(struct nvme_ns *ns, bool last);
 void nvme_lat_route_exit(void);
@@ -75,6 +99,9 @@ void nvme_lat_unwind_path(struct nvme_ns *ns);
 enum nvme_lat_read_ret nvme_lat_read(struct nvme_ns *ns, int node,
 				     unsigned int cls, bool may_probe,
 				     struct nvme_lat_cand *c);
+enum nvme_lat_read2_ret nvme_lat_read2(struct nvme_ns *a, struct nvme_ns *b,
+				       int node, unsigned int cls,
+				       bool may_probe, struct nvme_lat_cand c[2]);
 void nvme_lat_end_error(struct request *req);
 bool nvme_lat_may_hold(void);
 bool nvme_lat_hold(struct nvme_ns_head *head, struct bio *bio, bool busy);

@@ -5,10 +5,11 @@
  * in its order, with the headers' functions:
  *
  *   issue	group inflight++, busy_ns on 0 -> 1	(nlat_rqos_issue)
- *   done	group inflight--, done_ns; the sample, nlat_bound_lat()
- *		by the cell's estimate, into the window sums of its
- *		nlat_io_class() cell; fold work queued one window later if
- *		not pending (nlat_rqos_done; delayed work on a HZ tick clock)
+ *   done	group inflight--, done_ns (nlat_done_moves()); the sample,
+ *		nlat_bound_lat() by the cell's estimate, into the window
+ *		sums of its nlat_io_class() cell; fold work queued one
+ *		window later if not pending (nlat_rqos_done; delayed work
+ *		on a HZ tick clock)
  *   fold	nlat_fold() of every cell, then the queue's nlat_nbar_fold()
  *		of the ns folded, into the group's sum	(nlat_fold_work)
  *   read	estimate, the group's inflight and nbar, waited latency and
@@ -408,7 +409,10 @@ static void done(struct sim *s, unsigned int slot, u64 t)
 	/* nlat_rqos_done() */
 	q->grp->inflight--;
 	q->grp->inflight_u -= IO_UNITS(io->bytes);
-	q->grp->done_ns = t;
+	/* nlat_answer(): done_ns moves by steps of a window fraction */
+	if (s->cfg->rule.v1 ||
+	    nlat_done_moves(q->grp->done_ns, t, s->cfg->p.window_ns))
+		q->grp->done_ns = t;
 	sample = nlat_clamp_lat(io->bogus ? NLAT_LAT_MAX_NS : lat);
 	if (!s->cfg->rule.v1)
 		sample = nlat_bound_lat(sample, c->est.ewma);

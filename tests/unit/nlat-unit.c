@@ -835,6 +835,38 @@ static void test_unproven(void)
 }
 
 /*
+ * done_ns moves only once it is a step (a 1/2^NLAT_DONE_SHIFT window) old:
+ * under steady completions it lags by less than a step, is written once a
+ * step, and reads neither waiting nor unproven; the completion that ends
+ * a quiet spell always moves it, and sees the spell (the waker's call).
+ */
+static void test_done_steps(void)
+{
+	struct nlat_params p = defaults();
+	u64 step = p.window_ns >> NLAT_DONE_SHIFT, done = 0, t, n = 0, moves = 0;
+
+	CHECK(nlat_done_moves(0, 1 * SEC, p.window_ns), "never answered");
+	CHECK(!nlat_done_moves(1 * SEC - step + 1, 1 * SEC, p.window_ns), "");
+	CHECK(nlat_done_moves(1 * SEC - step, 1 * SEC, p.window_ns), "");
+	CHECK(!nlat_done_moves(1 * SEC + 1, 1 * SEC, p.window_ns), "clock behind");
+	for (t = 1 * SEC; t < 2 * SEC; t += 100 * US, n++) {
+		if (nlat_done_moves(done, t, p.window_ns)) {
+			done = t;
+			moves++;
+		}
+		CHECK(t - done < step, "lags %llu ns", (unsigned long long)(t - done));
+		CHECK(nlat_waited_lat(1 * MS, 1, done, t + 99 * US, &p) == 1 * MS &&
+		      !nlat_unproven(true, done, t + 99 * US, &p) &&
+		      !nlat_stalled(1, done, t + 99 * US, &p), "");
+	}
+	CHECK(moves <= n / (step / (100 * US)) + 1, "%llu moves of %llu",
+	      (unsigned long long)moves, (unsigned long long)n);
+	t = done + nlat_quiet_ns(0, &p);
+	CHECK(nlat_done_moves(done, t, p.window_ns) &&
+	      nlat_unproven(true, done, t, &p), "a quiet spell ends");
+}
+
+/*
  * Slow is not dead: a group's quiet time scales with its own latency
  * (NLAT_QUIET_MULT of it, at least stale_windows windows).  Two live paths
  * answering in 300 ms, 5 I/Os a second each: a 250 ms gap between answers
@@ -1314,6 +1346,7 @@ static const struct {
 	{ "infl_pack",		test_infl_pack },
 	{ "plug_batch",		test_plug_batch },
 	{ "unproven",		test_unproven },
+	{ "done_steps",		test_done_steps },
 	{ "quiet_relative",	test_quiet_relative },
 	{ "quiet_histories",	test_quiet_histories },
 	{ "cmp_stalled",	test_cmp_stalled },
