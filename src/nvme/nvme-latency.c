@@ -955,7 +955,8 @@ void nvme_lat_add_path(struct nvme_ns *ns)
 	int ret;
 
 	/* whatever the policy: a switch to latency finds it made */
-	nvme_lat_route_add(ns->head);
+	if (ns->head->disk)
+		nvme_lat_route_add(ns->head);
 	if (!nvme_lat_wanted(ns))
 		return;
 	/*
