@@ -78,8 +78,11 @@ void nvme_lat_route_add(struct nvme_ns_head *head)
 	if (!r)
 		return;
 	r->head = head;
-	for (i = 0; i < nr_node_ids * NLAT_NR_CLASSES; i++)
+	for (i = 0; i < nr_node_ids * NLAT_NR_CLASSES; i++) {
+		/* ranked by the first I/O */
+		r->slot[i].ranked = jiffies - NVME_LAT_RANK_JIFFIES;
 		r->slot[i].probe_at = jiffies;
+	}
 	spin_lock(&nvme_lat_route_lock);
 	if (nvme_lat_route_find(head)) {
 		spin_unlock(&nvme_lat_route_lock);

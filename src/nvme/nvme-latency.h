@@ -82,8 +82,8 @@ static inline bool nvme_lat_rank_due(struct nvme_lat_slot *s)
 {
 	unsigned long t = READ_ONCE(s->ranked), now = jiffies;
 
-	if (rcu_access_pointer(s->best) &&
-	    time_before(now, t + NVME_LAT_RANK_JIFFIES))
+	/* also while nothing is ranked: a scan decides each I/O meanwhile */
+	if (time_before(now, t + NVME_LAT_RANK_JIFFIES))
 		return false;
 	return cmpxchg(&s->ranked, t, now) == t;
 }
