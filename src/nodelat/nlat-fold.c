@@ -102,10 +102,18 @@ void nlat_fold_work(struct work_struct *work)
 	}
 	for (i = 0; i < nq->nr_cells; i++)
 		nlat_fold_cell(&nq->cells[i], now, &p);
-	/* the group's queues fold apart, maybe at once */
-	if (nr)
+	/*
+	 * The group's queues fold apart, maybe at once.  Aged by the windows
+	 * since its last mean, as a cell: a mean from before a quiet spell
+	 * must not set the quiet time of a path its probes since found fast.
+	 */
+	if (nr) {
 		nlat_ewma_update_shared(&grp->lat_ewma, div64_u64(sum, nr),
-					p.hist_w);
+					p.hist_w,
+					nlat_windows(now, READ_ONCE(grp->lat_upd_ns),
+						     p.window_ns));
+		nlat_clock_advance(&grp->lat_upd_ns, now);
+	}
 	/* the first fold spans the window since the first completion */
 	if ((s64)(now - nq->fold_ns) > 0) {
 		nq->nbar = nlat_nbar_fold(nq->nbar, sum_u,
@@ -145,9 +153,9 @@ static __always_inline void nlat_rd_init(struct nlat_rd *rd)
 
 /*
  * The states that need a quiet spell, of a group that answered nothing for
- * a window or more (or never): waiting, stalled and unproven.
+ * a window or more (or never): waiting (returned), stalled and unproven.
  */
-static noinline void nlat_read_quiet(struct nlat_group *grp, u32 started,
+static noinline bool nlat_read_quiet(struct nlat_group *grp, u32 started,
 				     u64 queued, const struct nlat_rd *rd,
 				     struct nlat_view *v)
 {
@@ -162,6 +170,7 @@ static noinline void nlat_read_quiet(struct nlat_group *grp, u32 started,
 	busy = started || nlat_queued_age(queued, rd->tick) <=
 			  READ_ONCE(nlat_window_jiffies);
 	v->unproven = nlat_unproven_for(busy, done, rd->now, quiet);
+	return nlat_waiting(started, since, rd->now, &rd->p);
 }
 
 /* read() of @nq, found under RCU, for cell @node, @cls at @rd's clock. */
@@ -178,6 +187,7 @@ static __always_inline void nlat_read_nq(struct nlat_queue *nq, int node,
 	s64 infl, units;
 	long nbar;
 	u32 started;
+	bool waiting = false;
 
 	ewma = READ_ONCE(c->est.ewma);
 	probe = READ_ONCE(c->probe_ns);
@@ -198,7 +208,7 @@ static __always_inline void nlat_read_nq(struct nlat_queue *nq, int node,
 	 */
 	done = READ_ONCE(grp->done_ns);
 	if (unlikely(!done || (s64)(rd->now - done) >= (s64)p->window_ns))
-		nlat_read_quiet(grp, started, queued, rd, v);
+		waiting = nlat_read_quiet(grp, started, queued, rd, v);
 	/* nothing folded for a stale interval: that load is not the present */
 	if ((s64)(rd->now - READ_ONCE(grp->fold_ns)) <
 	    (s64)(p->stale_windows * p->window_ns)) {
@@ -207,8 +217,8 @@ static __always_inline void nlat_read_nq(struct nlat_queue *nq, int node,
 			  min_t(unsigned long, (unsigned long)nbar >> shift,
 				NLAT_NBAR_MAX);
 	}
-	/* unproven: the one I/O it has is the probe */
-	if (may_probe && !v->stalled && !v->unproven &&
+	/* unproven: the one I/O it has is the probe; waiting: owes one */
+	if (may_probe && !v->stalled && !v->unproven && !waiting &&
 	    nlat_probe_due(ewma, READ_ONCE(c->est.upd_ns),
 			   READ_ONCE(c->est.backoff), probe, rd->now, p)) {
 		v->probe = cmpxchg64(&c->probe_ns, probe, rd->now) == probe;

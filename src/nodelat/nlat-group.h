@@ -25,12 +25,18 @@ static inline u64 nlat_clock_advance(u64 *t, u64 now)
 	return old;
 }
 
-/* Fold a fold's mean into the group's EWMA *@ewma (weight @w, one window). */
-static inline void nlat_ewma_update_shared(u64 *ewma, u64 mean_ns, u32 w)
+/*
+ * Fold a fold's mean into the group's EWMA *@ewma: weight @w per window,
+ * @age windows since the last mean was folded (nlat_ewma_update()), so a
+ * group that got no sample for a while forgets as a cell does.
+ */
+static inline void nlat_ewma_update_shared(u64 *ewma, u64 mean_ns, u32 w,
+					   u64 age)
 {
 	u64 old = READ_ONCE(*ewma);
 
-	while (!try_cmpxchg64(ewma, &old, nlat_ewma_update(old, mean_ns, w, 1)))
+	while (!try_cmpxchg64(ewma, &old,
+			      nlat_ewma_update(old, mean_ns, w, age)))
 		;
 }
 

@@ -73,6 +73,7 @@ struct nlat_group {
 	atomic_long_t		nbar;		/* sum of its queues' nbar */
 	u64			fold_ns;	/* last fold of any of them */
 	u64			lat_ewma;	/* all its samples: nlat_quiet_ns() */
+	u64			lat_upd_ns;	/* last fold of lat_ewma */
 };
 
 struct nlat_queue {

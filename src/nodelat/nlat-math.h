@@ -246,6 +246,18 @@ static inline bool nlat_done_moves(u64 done, u64 now, u64 window_ns)
 }
 
 /*
+ * Requests started and no answer for a whole window (@since as above):
+ * the queue owes an answer already, so a probe would learn nothing sooner
+ * and, if the path died, be one more I/O parked on it.
+ */
+static inline bool nlat_waiting(u32 inflight, u64 since, u64 now,
+				const struct nlat_params *p)
+{
+	return inflight && (s64)(now - since) > 0 &&
+	       now - since >= p->window_ns;
+}
+
+/*
  * How long a group may leave us without an answer before that means more
  * than slowness: stale_windows windows, or NLAT_QUIET_MULT times its own
  * latency @lat_ns (0: none known) if longer.  A path that answers in

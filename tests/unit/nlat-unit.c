@@ -600,7 +600,7 @@ static void *group_writer(void *arg)
 		nlat_clock_advance(&group_clock, now);
 		if ((s64)(READ_ONCE(group_clock) - now) < 0)
 			__atomic_add_fetch(&group_back, 1, __ATOMIC_SEQ_CST);
-		nlat_ewma_update_shared(&group_ewma, 1000000000, NLAT_FP_ONE - 1);
+		nlat_ewma_update_shared(&group_ewma, 1000000000, NLAT_FP_ONE - 1, 1);
 	}
 	return NULL;
 }
@@ -897,6 +897,63 @@ static void test_quiet_relative(void)
 				nlat_quiet_ns(300 * MS, &p)), "quiet 4x");
 	CHECK(nlat_stalled(1, now - base, now, &p) ==
 	      nlat_stalled_for(1, now - base, now, nlat_quiet_ns(0, &p)), "");
+}
+
+/*
+ * A history must not set the quiet time of the present.  A group learned
+ * 2 s (links rate-limited), then got only probes 8 windows apart for 3 s,
+ * each answering in 90 us.  Its quiet time must be back at the base
+ * (200 ms): with each probe's mean weighted as one window (history 75 %)
+ * it stayed over 1 s, and a path that died then took a probe every 0.2
+ * to 0.4 s for that long.
+ */
+static void test_quiet_forgets(void)
+{
+	struct nlat_params p = defaults();
+	u64 base = (u64)p.stale_windows * p.window_ns, now = 100 * SEC;
+	u64 ewma = 0, upd = 0, one = 0;
+	int i;
+
+	for (i = 0; i < 40; i++, now += p.window_ns) {
+		nlat_ewma_update_shared(&ewma, 2 * SEC, p.hist_w,
+					nlat_windows(now, upd, p.window_ns));
+		nlat_clock_advance(&upd, now);
+	}
+	one = ewma;
+	CHECK(nlat_quiet_ns(nlat_ewma_ns(ewma), &p) > 7 * SEC, "learned");
+	for (i = 0; i < 7; i++) {
+		now += 8 * p.window_ns;
+		nlat_ewma_update_shared(&ewma, 90 * US, p.hist_w,
+					nlat_windows(now, upd, p.window_ns));
+		nlat_clock_advance(&upd, now);
+		nlat_ewma_update_shared(&one, 90 * US, p.hist_w, 1);
+	}
+	CHECK(nlat_quiet_ns(nlat_ewma_ns(ewma), &p) == base, "quiet %llu ms",
+	      ULL(nlat_quiet_ns(nlat_ewma_ns(ewma), &p) / MS));
+	/* what one window's weight per fold leaves */
+	CHECK(nlat_quiet_ns(nlat_ewma_ns(one), &p) > SEC, "%llu ms",
+	      ULL(nlat_quiet_ns(nlat_ewma_ns(one), &p) / MS));
+	/* folds a window apart weigh as before */
+	ewma = 1000ULL << NLAT_EWMA_SHIFT;
+	nlat_ewma_update_shared(&ewma, 2000, p.hist_w, 1);
+	CHECK(ewma == nlat_ewma_update(1000ULL << NLAT_EWMA_SHIFT, 2000,
+				       p.hist_w, 1), "");
+}
+
+/*
+ * A queue with requests started and no answer for a window owes one: no
+ * probe adds to what a silent death parks.  Shorter gaps are how answers
+ * come.
+ */
+static void test_waiting(void)
+{
+	struct nlat_params p = defaults();
+	u64 now = 100 * SEC;
+
+	CHECK(!nlat_waiting(0, now - SEC, now, &p), "idle");
+	CHECK(!nlat_waiting(1, now - p.window_ns + 1, now, &p), "answering");
+	CHECK(nlat_waiting(1, now - p.window_ns, now, &p), "a window");
+	CHECK(!nlat_waiting(1, now + 1, now, &p), "clock behind");
 }
 
 /*
@@ -1349,6 +1406,8 @@ static const struct {
 	{ "done_steps",		test_done_steps },
 	{ "quiet_relative",	test_quiet_relative },
 	{ "quiet_histories",	test_quiet_histories },
+	{ "quiet_forgets",	test_quiet_forgets },
+	{ "waiting",		test_waiting },
 	{ "cmp_stalled",	test_cmp_stalled },
 	{ "acc_torn",		test_acc_torn },
 	{ "acc_pack",		test_acc_pack },
