@@ -74,6 +74,17 @@ static void nvme_latency_note(struct nvme_latency_io *io, struct nvme_ns *ns,
 	}
 }
 
+/* @c, read from @ns, as @io weighs it (passthrough's own load added). */
+static void nvme_latency_weigh(const struct nvme_latency_io *io,
+			       struct nvme_ns *ns, struct nvme_lat_cand *c)
+{
+	/* no sample keeps this class's estimate fresh: by load alone */
+	if (!io->rw)
+		c->lat_ns = 0;
+	if (io->pt)
+		c->inflight += nvme_latency_pt_load(ns);
+}
+
 /*
  * One candidate: true if the tracker granted it a probe, which takes the
  * I/O.  Else the better of it and *@found (whose numbers are in @best)
@@ -96,13 +107,9 @@ static bool nvme_latency_rank(struct nvme_latency_io *io, struct nvme_ns *ns,
 		break;
 	}
 	io->busy |= c.started;
-	/* no sample keeps this class's estimate fresh: by load alone */
-	if (!io->rw)
-		c.lat_ns = 0;
+	nvme_latency_weigh(io, ns, &c);
 	if (io->ranking)
 		nvme_latency_note(io, ns, &c);
-	if (io->pt)
-		c.inflight += nvme_latency_pt_load(ns);
 	if (!*found || nvme_lat_cmp(&c, best) < 0) {
 		*found = ns;
 		*best = c;
@@ -256,13 +263,9 @@ static struct nvme_ns *nvme_latency_two(struct nvme_ns_head *head,
 		io->probed = true;
 		return ch;
 	default:
-		/* nvme_latency_rank() of each, the best first */
-		if (!io->rw)
-			c[0].lat_ns = c[1].lat_ns = 0;
-		if (io->pt) {
-			c[0].inflight += nvme_latency_pt_load(ns);
-			c[1].inflight += nvme_latency_pt_load(ch);
-		}
+		/* as nvme_latency_rank() compares them, the best first */
+		nvme_latency_weigh(io, ns, &c[0]);
+		nvme_latency_weigh(io, ch, &c[1]);
 		i = nvme_lat_cmp(&c[1], &c[0]) < 0;
 		if (c[i].stalled || c[i].unproven)
 			return NULL;
