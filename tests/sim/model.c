@@ -119,14 +119,14 @@ static u64 fold_time(const struct sim *s, u64 t)
 
 /* ---- event queue: binary heap on (time, sequence) ---- */
 
-enum { EV_ISSUE, EV_SVC, EV_DONE, EV_FOLD };
+enum { EV_ISSUE, EV_SVC, EV_DONE, EV_FOLD, EV_PS };
 
 struct ev {
 	u64		t, seq;
 	unsigned int	type, id;
 };
 
-#define MAXEV	(MAXSLOTS + MAXNS * MAXP + 8)
+#define MAXEV	(4 * MAXSLOTS + MAXNS * MAXP + 8)
 
 static struct ev heap[MAXEV];
 static unsigned int heap_n;
@@ -322,6 +322,17 @@ static bool measuring(const struct sim *s, u64 t)
 	return t >= s->t0 + s->cfg->warm_ns;
 }
 
+/* Mean in flight per path: the area under nr_active while measuring. */
+static void inflight_note(struct sim *s, struct ctrl *c, u64 t)
+{
+	u64 from = s->t0 + s->cfg->warm_ns;
+
+	if (t > from)
+		c->inflight_area += (double)c->nr_active *
+			(t - (c->inflight_t > from ? c->inflight_t : from));
+	c->inflight_t = t;
+}
+
 static void issue(struct sim *s, unsigned int slot, u64 t)
 {
 	struct io *io = &s->io[slot];
@@ -351,6 +362,7 @@ static void issue(struct sim *s, unsigned int slot, u64 t)
 	if (!q->grp->inflight++)		/* nlat_rqos_issue() */
 		q->grp->busy_ns = t;
 	q->grp->inflight_u += IO_UNITS(io->bytes);
+	inflight_note(s, c, t);
 	c->nr_active++;
 	b = (t - s->t0) / BIN_NS;
 	if (t >= s->t0 && b < MAXBINS)
@@ -385,6 +397,97 @@ static void issue(struct sim *s, unsigned int slot, u64 t)
 			EV_DONE, slot);
 }
 
+/*
+ * A shared link (netem rate under several TCP streams, each in order):
+ * the head transfer of every busy stream gets rate / busy streams.
+ * ps_v is the bytes each head has been served since the link was first
+ * used; a head is done at its ps_end.
+ */
+static void ps_advance(struct sim *s, struct ctrl *c, const struct path_cfg *pc,
+		       u64 t)
+{
+	u64 from = s->t0 + s->cfg->warm_ns;
+
+	if (c->ps_nr && t > c->ps_t) {
+		c->ps_v += (double)(t - c->ps_t) * pc->rate_Bps / SEC / c->ps_nr;
+		if (t > from)
+			c->ps_served += (double)(t - (c->ps_t > from ? c->ps_t : from)) *
+					pc->rate_Bps / SEC;
+	}
+	c->ps_t = t;
+}
+
+/* The next completion on the link: pushed anew (an older push is stale). */
+static void ps_next(struct sim *s, unsigned int path, u64 t)
+{
+	struct ctrl *c = &s->ctrl[path];
+	const struct path_cfg *pc = &s->sc->path[path];
+	double lo = -1;
+	unsigned int k;
+
+	c->ps_at = 0;
+	if (!c->ps_nr)
+		return;
+	for (k = 0; k < pc->streams; k++)
+		if (c->sq_nr[k] && (lo < 0 || c->ps_end[k] < lo))
+			lo = c->ps_end[k];
+	lo -= c->ps_v;
+	c->ps_at = t + (u64)(lo > 0 ? lo * c->ps_nr * SEC / pc->rate_Bps : 0) + 1;
+	ev_push(c->ps_at, EV_PS, path);
+}
+
+static unsigned int sq_at(const struct ctrl *c, unsigned int k, unsigned int i)
+{
+	return c->sq[k][(c->sq_head[k] + i) % MAXSLOTS];
+}
+
+/*
+ * A transfer joins its stream: writes go one way, reads the other, and
+ * each way has streams/2 of them, one per submitting queue (the job's
+ * parity stands for its CPU).
+ */
+static void ps_start(struct sim *s, unsigned int slot, u64 t)
+{
+	struct io *io = &s->io[slot];
+	const struct path_cfg *pc = &s->sc->path[io->path];
+	struct ctrl *c = &s->ctrl[io->path];
+	unsigned int half = pc->streams / 2 ? pc->streams / 2 : 1;
+	unsigned int k = (io->write ? 0 : pc->streams - half) + io->job % half;
+
+	ps_advance(s, c, pc, t);
+	c->sq[k][(c->sq_head[k] + c->sq_nr[k]) % MAXSLOTS] = slot;
+	if (!c->sq_nr[k]++) {
+		c->ps_end[k] = c->ps_v + io->bytes;
+		c->ps_nr++;
+		ps_next(s, io->path, t);
+	}
+}
+
+/* EV_PS: the heads served in full leave the link for their delay. */
+static void ps_done(struct sim *s, unsigned int path, u64 t)
+{
+	struct ctrl *c = &s->ctrl[path];
+	const struct path_cfg *pc = &s->sc->path[path];
+	unsigned int k, slot;
+
+	if (t != c->ps_at)
+		return;		/* stale: rescheduled since */
+	ps_advance(s, c, pc, t);
+	for (k = 0; k < pc->streams; k++) {
+		if (!c->sq_nr[k] || c->ps_end[k] > c->ps_v + 1)
+			continue;
+		slot = sq_at(c, k, 0);
+		ev_push(t + noisy(s, path_delay(pc, rel_t(s, t))) +
+			s->io[slot].extra_ns, EV_DONE, slot);
+		c->sq_head[k] = (c->sq_head[k] + 1) % MAXSLOTS;
+		if (--c->sq_nr[k])
+			c->ps_end[k] = c->ps_v + s->io[sq_at(c, k, 0)].bytes;
+		else
+			c->ps_nr--;
+	}
+	ps_next(s, path, t);
+}
+
 /* Service done on a rate-limited path: the transfer, FIFO, then the delay. */
 static void transfer(struct sim *s, unsigned int slot, u64 t)
 {
@@ -392,6 +495,11 @@ static void transfer(struct sim *s, unsigned int slot, u64 t)
 	const struct path_cfg *pc = &s->sc->path[io->path];
 	struct ctrl *c = &s->ctrl[io->path];
 	u64 tx = (u64)io->bytes * SEC / pc->rate_Bps;
+
+	if (pc->streams) {
+		ps_start(s, slot, t);
+		return;
+	}
 
 	c->link_free = (c->link_free > t ? c->link_free : t) + tx;
 	ev_push(c->link_free + noisy(s, path_delay(pc, rel_t(s, c->link_free))) +
@@ -405,6 +513,7 @@ static void done(struct sim *s, unsigned int slot, u64 t)
 	struct cell *c = &q->cell[io->node][io->cls];
 	u64 lat = t - io->submit, sample;
 
+	inflight_note(s, &s->ctrl[io->path], t);
 	s->ctrl[io->path].nr_active--;
 	/* nlat_rqos_done() */
 	q->grp->inflight--;
@@ -525,6 +634,7 @@ void sim_run(const struct scen *sc, enum policy pol, const struct simcfg *cfg,
 		  cfg->ad_run_ns : cfg->run_ns;
 	u64 end = BOOT_NS + pre + cfg->warm_ns + run;
 	unsigned int i, j, k, slot = 0, n, m;
+	bool shared = true;
 
 	memset(&s, 0, sizeof(s));
 	memset(res, 0, sizeof(*res));
@@ -581,17 +691,41 @@ void sim_run(const struct scen *sc, enum policy pol, const struct simcfg *cfg,
 		case EV_FOLD:
 			tracker_fold(&s, &s.nq[e.id / MAXP][e.id % MAXP], e.t);
 			break;
+		case EV_PS:
+			ps_done(&s, e.id, e.t);
+			break;
 		}
 	}
 
+	/*
+	 * Shared links: the bytes they served while measuring, not those of
+	 * the transfers completed then (each link ends with many part-served)
+	 */
+	for (i = 0; i < sc->nr_paths; i++) {
+		shared &= sc->path[i].streams > 0;
+		if (sc->path[i].streams)
+			ps_advance(&s, &s.ctrl[i], &sc->path[i], end);
+	}
 	res->secs = (double)run / SEC;
 	res->iops = res->ios / res->secs;
+	if (shared && res->bytes) {
+		double b = 0;
+
+		for (i = 0; i < sc->nr_paths; i++)
+			b += s.ctrl[i].ps_served;
+		/* IOPS: the same bytes in I/Os of the mean size completed */
+		res->iops = b / ((double)res->bytes / res->ios) / res->secs;
+		res->bytes = (u64)b;
+	}
 	res->mibs = res->bytes / res->secs / (1024.0 * 1024.0);
 	res->p50_us = hist_pct(res->hist, res->ios, 50) / 1000;
 	res->p99_us = hist_pct(res->hist, res->ios, 99) / 1000;
 	res->p999_us = hist_pct(res->hist, res->ios, 99.9) / 1000;
 	res->probe_pct = res->ios ? 100.0 * res->probes / res->ios : 0;
-	for (i = 0; i < MAXP; i++)
+	for (i = 0; i < MAXP; i++) {
 		res->share[i] = res->ios ? (double)res->per_path[i] / res->ios : 0;
+		inflight_note(&s, &s.ctrl[i], end);
+		res->inflight[i] = s.ctrl[i].inflight_area / run;
+	}
 	move_time(sc, res);
 }

@@ -13,6 +13,7 @@
  *   nlat-sim --check [--rule R]		assert the goals of the latency policy
  *   nlat-sim --timeline SCENARIO		per-path share in 0.5 s buckets
  *   nlat-sim --jobs [--scenario S]		per job and path
+ *   nlat-sim --inflight [--scenario S]	mean requests in flight per path
  *   nlat-sim --rules R1,R2,...		latency under each rule vs the others
  */
 #include <errno.h>
@@ -287,6 +288,12 @@ static void judge(const struct scen *sc, const struct result *r,
 		if (lat->probe_pct > 1)
 			WHY(" probes>1%%");
 	}
+	if (sc->flags & F_SLOWLINK &&
+	    lat->inflight[sc->nr_paths - 1] >
+	    r[POL_QD].inflight[sc->nr_paths - 1] * 1.1)
+		WHY(" slow link %.1f in flight > queue-depth's %.1f",
+		    lat->inflight[sc->nr_paths - 1],
+		    r[POL_QD].inflight[sc->nr_paths - 1]);
 	if (sc->flags & F_RESTORE && lat->move_s < 0.4)
 		WHY(" path 1 share %.2f after restore", lat->move_s);
 	if (sc->flags & F_CLAIM &&
@@ -476,6 +483,32 @@ static int do_jobs(void)
 	return 0;
 }
 
+/* Per policy: MiB/s, p99 and the mean requests in flight on each path. */
+static int do_inflight(void)
+{
+	unsigned int i, k;
+	enum policy p;
+
+	printf("# mean requests in flight per path (rule %s)\n", cfg.rule.name);
+	printf("%-11s %-12s %8s %8s  %s\n", "scenario", "policy", "MiB/s",
+	       "p99_us", "in flight p1/p2/..");
+	for (i = 0; i < nr_scenarios; i++) {
+		const struct scen *sc = &scenarios[i];
+
+		if (!selected(sc))
+			continue;
+		run_all(sc, &cfg);
+		for (p = 0; p < NR_POL; p++) {
+			printf("%-11s %-12s %8.1f %8.0f ", sc->name,
+			       policy_names[p], res[p].mibs, res[p].p99_us);
+			for (k = 0; k < sc->nr_paths; k++)
+				printf("%s%.1f", k ? "/" : " ", res[p].inflight[k]);
+			printf("\n");
+		}
+	}
+	return 0;
+}
+
 static int do_timeline(const char *name)
 {
 	const struct scen *sc = scen_find(name);
@@ -527,6 +560,7 @@ static void usage(FILE *f)
 "  --check             assert the goals of the latency policy; exit 1 on failure\n"
 "  --timeline SCEN     per-path share over time (--bucket N: N x 100 ms, 5)\n"
 "  --jobs              per job: IOPS, p99, share and mean latency per path\n"
+"  --inflight          per policy: MiB/s, p99, mean requests in flight per path\n"
 "  --rules R1,R2,..    latency under each rule against the other policies\n"
 "  --rule R            rule of the latency policy (default kernel; see rules.c)\n"
 "  --scenario S1,S2    only these scenarios     --list   list the scenarios\n"
@@ -561,6 +595,7 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "check", no_argument, NULL, 'c' },
 		{ "jobs", no_argument, NULL, 'j' },
+		{ "inflight", no_argument, NULL, 'i' },
 		{ "csv", no_argument, NULL, 'C' },
 		{ "rule", required_argument, NULL, 'r' },
 		{ "rules", required_argument, NULL, 'R' },
@@ -587,7 +622,7 @@ int main(int argc, char **argv)
 	};
 	const char *rule = "kernel", *timeline = NULL, *rules = NULL;
 	struct timespec t0, t1;
-	bool check = false, jobs = false;
+	bool check = false, jobs = false, inflight = false;
 	unsigned long hz = 250;
 	unsigned int i;
 	int c, ret;
@@ -609,6 +644,7 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'c': check = true; break;
 		case 'j': jobs = true; break;
+		case 'i': inflight = true; break;
 		case 'C': opt_csv = true; break;
 		case 'r': rule = optarg; break;
 		case 'R': rules = optarg; break;
@@ -678,6 +714,8 @@ int main(int argc, char **argv)
 		ret = do_check();
 	else if (jobs)
 		ret = do_jobs();
+	else if (inflight)
+		ret = do_inflight();
 	else
 		ret = do_grid();
 	clock_gettime(CLOCK_MONOTONIC, &t1);

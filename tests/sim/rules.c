@@ -45,6 +45,12 @@
  *   scan	every path read per I/O (the kernel's before)
  *   two	as ranked, but the first candidate is the last winner
  *		(no scan): sticks to a path that won once
+ *   tieN	costs within N % of the lower one compare by in flight
+ *		(queue-depth among paths of about one cost); with norm100:
+ *		the load a path was measured at is charged in full, and
+ *		equal paths still spread
+ *   nearN	latencies within 1/N of the lower one: nbar / 2 charged,
+ *		else the variant's share (with norm100: all of it)
  *   rr		deliberately bad: round robin (to see the check fail)
  */
 #include <stdlib.h>
@@ -117,6 +123,12 @@ int rule_parse(const char *spec, struct rule *r)
 			r->cost = COST_NORM;
 		} else if (num_tok(tok, "q", &r->s, 1, 1000)) {
 			r->cost = COST_NORM;
+		} else if (num_tok(tok, "near", &r->near, 1, 100)) {
+			if (r->cost == COST_KERNEL)
+				r->cost = COST_NORM;
+		} else if (num_tok(tok, "tie", &r->tie, 1, 100)) {
+			if (r->cost == COST_KERNEL)
+				r->cost = COST_NORM;
 		} else if (num_tok(tok, "share", &r->share, 1, 1000)) {
 			r->cost = COST_SHARE;
 		} else {
@@ -159,8 +171,22 @@ int rule_cmp(const struct rule *r, const struct sim_cand *sa,
 	if (!a->lat_ns != !b->lat_ns)
 		return a->lat_ns ? -1 : 1;
 	if (a->lat_ns) {
+		struct rule h = *r;
+
+		/* near: latencies within near %: the load charged as the kernel */
+		if (r->near && (a->lat_ns > b->lat_ns ? a->lat_ns - b->lat_ns :
+				b->lat_ns - a->lat_ns) * r->near <=
+		    (a->lat_ns < b->lat_ns ? a->lat_ns : b->lat_ns)) {
+			h.pct = 50;
+			r = &h;
+		}
 		ca = cost(r, a, sa->base);
 		cb = cost(r, b, sb->base);
+		/* tie: within tie % of the lower, the one with fewer in flight */
+		if (r->tie && a->inflight != b->inflight &&
+		    (ca > cb ? ca - cb : cb - ca) * 100 <=
+		    (ca < cb ? ca : cb) * r->tie)
+			return a->inflight < b->inflight ? -1 : 1;
 		if (ca != cb)
 			return ca < cb ? -1 : 1;
 	}

@@ -3,7 +3,9 @@
  * nlat-sim: the scenario grid.  As the VM bench (tests/bench/guest) does,
  * paths get a base delay (netem delay: no concurrency limit, so throughput
  * = depth / latency) unless a scenario is about a device that saturates
- * (servers) or a link (rate, FIFO as netem rate).  Times are from the
+ * (servers) or a link (rate, FIFO as netem rate; *-sh: the rate shared by
+ * 4 streams, FIFO each, as TCP connections of two queues both ways over
+ * one netem qdisc).  Times are from the
  * start of the run; measurement starts after the warm-up.
  *
  * F_CLAIM: where the published adaptive rule's own result applies (an
@@ -17,6 +19,7 @@
 #define MBIT(x)		((u64)(x) * 1000000 / 8)
 #define DLY(d)		{ .delay_ns = (d) }
 #define RATE(d, r)	{ .delay_ns = (d), .rate_Bps = MBIT(r) }
+#define SHARED(d, r)	{ .delay_ns = (d), .rate_Bps = MBIT(r), .streams = 4 }
 #define DEV(d, s, k)	{ .delay_ns = (d), .svc_ns = (s), .servers = (k) }
 #define JOB(q, b)	{ .qd = (q), .bs = (b) }
 
@@ -124,7 +127,21 @@ const struct scen scenarios[] = {
 	  { { .qd = 16, .bs = 1 << 20, .write_pct = 50 },
 	    { .qd = 16, .bs = 1 << 20, .write_pct = 50 },
 	    { .qd = 16, .bs = 1 << 20, .write_pct = 50 },
+	    { .qd = 16, .bs = 1 << 20, .write_pct = 50 } }, 0, F_OPEN | F_SLOWLINK },
+	{ "bw4-sym-sh", "as bw4-sym, each link shared by its transfers (TCP streams)",
+	  4, { SHARED(500 * US, 100), SHARED(500 * US, 100), SHARED(500 * US, 100),
+	       SHARED(500 * US, 100) }, 1, 4,
+	  { { .qd = 16, .bs = 1 << 20, .write_pct = 50 },
+	    { .qd = 16, .bs = 1 << 20, .write_pct = 50 },
+	    { .qd = 16, .bs = 1 << 20, .write_pct = 50 },
 	    { .qd = 16, .bs = 1 << 20, .write_pct = 50 } }, 0, F_OPEN },
+	{ "bw4-slow-sh", "as bw4-sym-sh, path 4 at 25 Mbit/s",
+	  4, { SHARED(500 * US, 100), SHARED(500 * US, 100), SHARED(500 * US, 100),
+	       SHARED(500 * US, 25) }, 1, 4,
+	  { { .qd = 16, .bs = 1 << 20, .write_pct = 50 },
+	    { .qd = 16, .bs = 1 << 20, .write_pct = 50 },
+	    { .qd = 16, .bs = 1 << 20, .write_pct = 50 },
+	    { .qd = 16, .bs = 1 << 20, .write_pct = 50 } }, 0, F_OPEN | F_SLOWLINK },
 	{ "one-path", "one path, CPU-bound stand-in: 20 us x 1 server; 4k QD16",
 	  1, { DEV(0, 20 * US, 1) }, 1, 1, { JOB(16, 4096) }, 0, 0 },
 };

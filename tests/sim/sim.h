@@ -23,6 +23,7 @@
 #define MAXNODES	2
 #define MAXJOBS		8
 #define MAXSRV		64	/* parallel servers per path */
+#define MAXSTREAMS	8	/* streams of a shared link */
 #define MAXSLOTS	256	/* I/Os in flight, all jobs */
 #define BIN_NS		(100 * MS)	/* share-over-time bins */
 #define MAXBINS		1000
@@ -45,6 +46,7 @@ struct path_cfg {
 	u64		spread_ns;	/* D_UNIFORM: half width; D_NORMAL: sd */
 	unsigned int	write_x100;	/* write service time, % of svc_ns (0: 100) */
 	u64		rate_Bps;	/* link bytes/s, FIFO (netem rate); 0: none */
+	unsigned int	streams;	/* rate_Bps shared by this many FIFO streams (0: one FIFO) */
 	unsigned int	outlier_every;	/* 1 in N I/Os is an outlier; 0: none */
 	u64		outlier_ns;	/* ... this much later */
 	bool		outlier_bogus;	/* ... or only its sample reads outlier_ns */
@@ -64,6 +66,7 @@ struct job_cfg {
 #define F_RESTORE	8	/* path 1 slowed then restored: its share back */
 #define F_CLAIM		16	/* the published adaptive rule's own claim: ours must lead it */
 #define F_OPEN		32	/* a goal not met yet: --check reports, does not count it */
+#define F_SLOWLINK	64	/* the last path is slower: no more in flight there than queue-depth */
 
 struct scen {
 	const char	*name;
@@ -102,6 +105,8 @@ struct rule {
 	bool		two;		/* two candidates per I/O: the last winner and the next */
 	bool		ranked;		/* two: the best by idle cost, ranked once a window */
 	bool		budget;		/* ranked: probes within the node's budget */
+	unsigned int	tie;		/* costs within tie % compare by in flight */
+	unsigned int	near;		/* latencies within near %: nbar / 2 charged */
 };
 
 int rule_parse(const char *spec, struct rule *r);
@@ -160,6 +165,21 @@ struct nq {
 struct ctrl {
 	u64		srv_free[MAXSRV];
 	u64		link_free;
+	/*
+	 * shared link: its streams' head transfers share the rate equally
+	 * (processor sharing, by virtual bytes served per transfer); the
+	 * others wait in their stream, FIFO
+	 */
+	double		ps_v;		/* bytes served to each head so far */
+	u64		ps_t;		/* ps_v is as of then */
+	u64		ps_at;		/* next completion pushed for then; 0: none */
+	unsigned int	ps_nr;		/* streams with a transfer */
+	double		ps_end[MAXSTREAMS];	/* ps_v at which its head is done */
+	unsigned int	sq[MAXSTREAMS][MAXSLOTS];	/* each stream's slots, a ring */
+	unsigned int	sq_head[MAXSTREAMS], sq_nr[MAXSTREAMS];
+	double		ps_served;	/* bytes it served while measuring */
+	double		inflight_area;	/* sum of nr_active x ns, measured */
+	u64		inflight_t;	/* inflight_area is as of then */
 	unsigned int	nr_active;	/* in flight, all namespaces (upstream's nr_active) */
 	struct grp	grp;		/* the tracker's group of its queues */
 };
@@ -192,6 +212,7 @@ struct ad_set {
 struct result {
 	u64		ios, bytes, probes;
 	u64		per_path[MAXP];
+	double		inflight[MAXP];	/* mean requests in flight per path */
 	u64		job_ios[MAXJOBS][MAXP], job_lat_ns[MAXJOBS][MAXP];
 	u32		job_hist[MAXJOBS][HBUCKETS];
 	double		secs;
