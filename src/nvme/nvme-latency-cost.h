@@ -10,18 +10,25 @@
  * estimate was measured.  The expected completion time of one more I/O on
  * the path is taken as
  *
- *	cost = lat_ns * (S + inflight) / (S + nbar / 2),  S = NVME_LAT_QUEUE_SHARE
+ *	cost = lat_ns * (S + inflight) / (S + nbar * f),  S = NVME_LAT_QUEUE_SHARE
  *
  * A request in flight costs a 1/S of a latency (an NVMe path serves many
  * at once): that spreads a burst over paths of equal latency, as
- * queue-depth does, before the estimates move.  But the estimate already
- * holds the queueing of the load it was measured at, so that load is
- * charged again only in part.  Without nbar, a path 2x slower wins once
- * the fast one has S requests more (at depth 32 a 1 ms path takes 15% of
- * the I/O from a 0.5 ms one); with all of it, a path is never charged for
- * the load it carries and two equal paths keep whatever split they had (a
- * path that recovers never wins its share back); with half, equal paths
- * converge to an even split and a 2x faster one keeps all its load.
+ * queue-depth does, before the estimates move.  The estimate already holds
+ * the queueing of the load it was measured at, so that load (nbar) is
+ * charged again only in part, f:
+ *
+ * - f = 1 between paths whose latencies differ by more than 1/8
+ *   (NVME_LAT_NEAR_SHIFT): a path is charged only for load beyond what it
+ *   was measured at, so the faster path keeps a load at which it is still
+ *   the faster.  With less, a path carrying depth D costs up to
+ *   (S + D) / (S + D * f) of its latency: at f = 1/2 a path 1.5x slower
+ *   takes a share at depth 16, and any path less than 2x slower at some
+ *   depth, though its latency does not grow with the load at all;
+ * - f = 1/2 between paths of about one latency: with all of it, a path
+ *   is never charged for the load it carries and two equal paths keep
+ *   whatever split they had (a path that recovers never wins its share
+ *   back); with half, they converge to an even split.
  *
  * lat_ns is capped at NVME_LAT_MAX_NS (~18 minutes) and inflight at
  * NVME_LAT_MAX_INFLIGHT, so lat_ns * (S + inflight) stays below 2^61;
@@ -36,6 +43,7 @@
 #define NVME_LAT_MAX_NS		(1ULL << 40)
 #define NVME_LAT_MAX_INFLIGHT	((1U << 20) - 1)
 #define NVME_LAT_QUEUE_SHARE	8
+#define NVME_LAT_NEAR_SHIFT	3	/* near: within 1/8 of the lower latency */
 
 struct nvme_lat_cand {
 	u64	lat_ns;		/* tracker estimate, 0 = no data */
@@ -46,16 +54,33 @@ struct nvme_lat_cand {
 	bool	started;	/* requests started on it: an answer will come */
 };
 
-static inline u64 nvme_lat_cost(const struct nvme_lat_cand *c)
+static inline u64 nvme_lat_capped(u64 lat_ns)
 {
-	u64 lat = c->lat_ns < NVME_LAT_MAX_NS ? c->lat_ns : NVME_LAT_MAX_NS;
+	return lat_ns < NVME_LAT_MAX_NS ? lat_ns : NVME_LAT_MAX_NS;
+}
+
+/* The cost of @c, nbar charged in full, or by half if @near. */
+static inline u64 nvme_lat_cost(const struct nvme_lat_cand *c, bool near)
+{
+	u64 lat = nvme_lat_capped(c->lat_ns);
 	u32 nr = c->inflight < NVME_LAT_MAX_INFLIGHT ?
 		 c->inflight : NVME_LAT_MAX_INFLIGHT;
 	u32 nbar = c->nbar < NLAT_NBAR_MAX ? c->nbar : NLAT_NBAR_MAX;
 
 	return mul_u64_u64_div_u64(lat * (NVME_LAT_QUEUE_SHARE + nr),
 				   NLAT_NBAR_ONE,
-				   NVME_LAT_QUEUE_SHARE * NLAT_NBAR_ONE + nbar / 2);
+				   NVME_LAT_QUEUE_SHARE * NLAT_NBAR_ONE +
+				   (near ? nbar / 2 : nbar));
+}
+
+/* Latencies @a and @b (ns) within 1/8 of the lower one, both capped. */
+static inline bool nvme_lat_near(u64 a, u64 b)
+{
+	a = nvme_lat_capped(a);
+	b = nvme_lat_capped(b);
+	if (a > b)
+		return a - b <= b >> NVME_LAT_NEAR_SHIFT;
+	return b - a <= a >> NVME_LAT_NEAR_SHIFT;
 }
 
 /*
@@ -68,7 +93,8 @@ static inline u64 nvme_lat_cost(const struct nvme_lat_cand *c)
  * has not answered yet; the caller holds I/O when every path is); then a
  * path with an estimate beats one without (a path without data only gets
  * I/O as a probe, granted by the tracker, not here); two paths with
- * estimates compare by cost, then by fewer in-flight requests; two paths
+ * estimates compare by cost (nbar charged by half if their latencies are
+ * near, in full otherwise), then by fewer in-flight requests; two paths
  * without estimates compare by fewer in-flight requests (queue-depth).
  */
 static inline int nvme_lat_cmp(const struct nvme_lat_cand *a,
@@ -83,8 +109,10 @@ static inline int nvme_lat_cmp(const struct nvme_lat_cand *a,
 	if (!a->lat_ns != !b->lat_ns)
 		return a->lat_ns ? -1 : 1;
 	if (a->lat_ns) {
-		ca = nvme_lat_cost(a);
-		cb = nvme_lat_cost(b);
+		bool near = nvme_lat_near(a->lat_ns, b->lat_ns);
+
+		ca = nvme_lat_cost(a, near);
+		cb = nvme_lat_cost(b, near);
 		if (ca != cb)
 			return ca < cb ? -1 : 1;
 	}

@@ -10,10 +10,11 @@
  *		read/write classes (nlat_io_class()); in flight, waiting and
  *		stalled per controller (the tracker's group); in flight and
  *		nbar weighted by size (bytes, below)
- *   normN	kernel, but charged nbar * N / 100 instead of nbar / 2
- *		(kernel is norm50; norm100: a path is never charged for the
- *		load it was measured at, so equal paths keep any split and
- *		one that recovers does not win its share back)
+ *   normN	kernel, but charged nbar * N / 100 whatever the latencies
+ *		(norm50: the kernel's before 2026-12-06, near8 below; norm100:
+ *		a path is never charged for the load it was measured at, so
+ *		equal paths keep any split and one that recovers does not
+ *		win its share back; norm100+near8 is the kernel's cost)
  *   shareN	kernel, but cost lat * (N + inflight), no nbar (share8:
  *		kernel without nbar)
  *   v1		the old headers' rule and tracker, reproduced: cost lat *
@@ -151,7 +152,7 @@ static u64 cost(const struct rule *r, const struct nvme_lat_cand *c, u64 base)
 	lat -= base;
 	if (r->cost == COST_SHARE)
 		return lat * (r->share + nr) + base * r->share;
-	/* floor(nbar * 50 / 100) == nbar / 2: norm50 is the header's */
+	/* floor(nbar * 50 / 100) == nbar / 2: the header's, near */
 	return mul_u64_u64_div_u64(lat * (r->s + nr), NLAT_NBAR_ONE,
 				   (u64)r->s * NLAT_NBAR_ONE +
 				   (u64)nbar * r->pct / 100) + base;
@@ -211,8 +212,9 @@ static void rand_cand(u64 *x, struct nvme_lat_cand *c)
 }
 
 /*
- * norm50 must order exactly as the header does, and share8 (v1's cost) as
- * the header with nbar 0: the old rule is the new one measured idle.
+ * norm100+near8 must order exactly as the header does, and share8 (v1's
+ * cost) as the header with nbar 0: the old rule is the new one measured
+ * idle.
  */
 bool rule_selftest(void)
 {
@@ -222,7 +224,7 @@ bool rule_selftest(void)
 	unsigned int i;
 
 	rule_parse("kernel", &k);
-	rule_parse("norm50", &n50);
+	rule_parse("norm100+near8", &n50);
 	rule_parse("share8", &s8);
 	for (i = 0; i < 100000; i++) {
 		struct nvme_lat_cand a, b;

@@ -436,13 +436,34 @@ static void test_cmp_rule(void)
 	CHECK(cmp(300 * US, 32, 20300 * US, 0) < 0, "");
 
 	/*
-	 * nbar: the load a path was measured at is charged by half: a
-	 * 0.5 ms path keeps all of depth 32 against an idle 1 ms one (0.5 *
-	 * 40 / 24 < 1), where measured idle the 1 ms path wins from 9 on
+	 * nbar: the load a path was measured at is charged in full between
+	 * paths of different latency: a 0.5 ms path keeps all of depth 32
+	 * against an idle 1 ms one (0.5 * 39 / 39 < 1), where measured idle
+	 * the 1 ms path wins from 9 on
 	 */
 	CHECK(cmp_nbar(500 * US, 31, 31 * NLAT_NBAR_ONE, 1 * MS, 0, 0) < 0,
 	      "operating point");
 	CHECK(cmp(500 * US, 9, 1 * MS, 0) > 0, "measured idle");
+	/*
+	 * graded paths of pure delay: the faster keeps the whole depth
+	 * against one 1.5x or 1.25x slower (by half, 2 * 24 / 16 = 3 ms: a
+	 * tie at 16, lost to the idle path), and at depth 32 (2 * 39 / 24)
+	 */
+	CHECK(cmp_nbar(2 * MS, 16, 16 * NLAT_NBAR_ONE, 3 * MS, 0, 0) < 0,
+	      "1.5x slower, depth 16");
+	CHECK(cmp_nbar(2 * MS, 16, 16 * NLAT_NBAR_ONE, 2500 * US, 0, 0) < 0,
+	      "1.25x slower, depth 16");
+	CHECK(cmp_nbar(2 * MS, 31, 32 * NLAT_NBAR_ONE, 3 * MS, 0, 0) < 0,
+	      "1.5x slower, depth 32");
+	/* beyond the load it was measured at, the faster path is charged */
+	CHECK(cmp_nbar(2 * MS, 40, 16 * NLAT_NBAR_ONE, 3 * MS, 0, 0) > 0,
+	      "a burst beyond the measured load");
+	/* near: within 1/8 of the lower latency, nbar by half */
+	CHECK(nvme_lat_near(800 * US, 900 * US) &&
+	      nvme_lat_near(900 * US, 800 * US), "");
+	CHECK(!nvme_lat_near(800 * US, 901 * US) &&
+	      !nvme_lat_near(901 * US, 800 * US), "");
+	CHECK(nvme_lat_near(~0ULL, NVME_LAT_MAX_NS), "capped");
 	/* equal paths: the one with more than its share loses, even split */
 	CHECK(cmp_nbar(1 * MS, 9, 8 * NLAT_NBAR_ONE, 1 * MS, 7,
 		       8 * NLAT_NBAR_ONE) > 0, "back to an even split");
@@ -711,16 +732,20 @@ static void test_cmp_ceiling(void)
 					 .inflight = NVME_LAT_MAX_INFLIGHT,
 					 .nbar = NLAT_NBAR_MAX };
 
+	unsigned int near;
+
 	/* capped, no wrap: the largest cost is the cap's, and finite */
-	CHECK(nvme_lat_cost(&huge) == nvme_lat_cost(&cap), "");
-	CHECK(nvme_lat_cost(&cap) == NVME_LAT_MAX_NS / NVME_LAT_QUEUE_SHARE *
+	CHECK(nvme_lat_cost(&huge, true) == nvme_lat_cost(&cap, true), "");
+	CHECK(nvme_lat_cost(&cap, true) == NVME_LAT_MAX_NS / NVME_LAT_QUEUE_SHARE *
 	      (NVME_LAT_QUEUE_SHARE + NVME_LAT_MAX_INFLIGHT), "wrapped");
-	/* (S + max) / (S + max / 2) of the latency cap, to the ns */
-	CHECK(nvme_lat_cost(&low) == nvme_lat_cost(&low_cap) &&
-	      fabs((double)nvme_lat_cost(&low) - (double)NVME_LAT_MAX_NS *
-		   (NVME_LAT_QUEUE_SHARE + NVME_LAT_MAX_INFLIGHT) /
-		   (NVME_LAT_QUEUE_SHARE + NLAT_NBAR_MAX / 2.0 / NLAT_NBAR_ONE)) < 2,
-	      "nbar at its cap: %llu", ULL(nvme_lat_cost(&low)));
+	/* (S + max) / (S + max * f) of the latency cap, to the ns */
+	for (near = 0; near < 2; near++)
+		CHECK(nvme_lat_cost(&low, near) == nvme_lat_cost(&low_cap, near) &&
+		      fabs((double)nvme_lat_cost(&low, near) - (double)NVME_LAT_MAX_NS *
+			   (NVME_LAT_QUEUE_SHARE + NVME_LAT_MAX_INFLIGHT) /
+			   (NVME_LAT_QUEUE_SHARE + NLAT_NBAR_MAX / (near ? 2.0 : 1.0) /
+			    NLAT_NBAR_ONE)) < 2,
+		      "nbar at its cap: %llu", ULL(nvme_lat_cost(&low, near)));
 	CHECK(cmp(~0ULL, ~0U, NVME_LAT_MAX_NS - 1, 0) > 0, "");
 	CHECK(cmp(1, ~0U, 2, 0) > 0, "");
 }
