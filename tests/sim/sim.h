@@ -98,6 +98,8 @@ struct rule {
 	unsigned int	pct;		/* COST_NORM */
 	unsigned int	s;		/* COST_NORM: S (NVME_LAT_QUEUE_SHARE) */
 	unsigned int	share;		/* COST_SHARE */
+	unsigned int	tie;		/* costs within tie % compare by in flight */
+	unsigned int	near;		/* latencies within 1/near: nbar / 2 charged */
 	bool		v1;		/* the old tracker (rules.c) */
 	bool		bytes;		/* in flight and nbar in units of the I/O's size */
 	bool		base;		/* only the latency above its floor is charged for load */
@@ -105,8 +107,6 @@ struct rule {
 	bool		two;		/* two candidates per I/O: the last winner and the next */
 	bool		ranked;		/* two: the best by idle cost, ranked once a window */
 	bool		budget;		/* ranked: probes within the node's budget */
-	unsigned int	tie;		/* costs within tie % compare by in flight */
-	unsigned int	near;		/* latencies within near %: nbar / 2 charged */
 };
 
 int rule_parse(const char *spec, struct rule *r);
@@ -212,12 +212,12 @@ struct ad_set {
 struct result {
 	u64		ios, bytes, probes;
 	u64		per_path[MAXP];
-	double		inflight[MAXP];	/* mean requests in flight per path */
 	u64		job_ios[MAXJOBS][MAXP], job_lat_ns[MAXJOBS][MAXP];
 	u32		job_hist[MAXJOBS][HBUCKETS];
 	double		secs;
 	double		iops, mibs, p50_us, p99_us, p999_us, probe_pct;
 	double		share[MAXP];
+	double		inflight[MAXP];	/* mean requests in flight per path */
 	double		move_s;		/* F_STEP / F_FLIP; < 0: n/a or never */
 	unsigned int	nr_bins;
 	u64		bins[MAXBINS][MAXP];	/* I/O issued per path per BIN_NS */
