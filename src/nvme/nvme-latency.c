@@ -975,14 +975,11 @@ void nvme_lat_add_path(struct nvme_ns *ns)
 }
 
 /*
- * @ns leaves its head: unlinked, no submitter sees it any more
- * (nvme_ns_remove()), or about to be (nvme_lat_unwind_path()).
+ * @ns leaves its head (@last: the head's last path): forget it everywhere
+ * but in the tracker, which its queue's teardown drops.
  */
-void nvme_lat_remove_path(struct nvme_ns *ns)
+static void nvme_lat_forget_path(struct nvme_ns *ns, bool last)
 {
-	const struct blk_nodelat_ops *ops = symbol_get(blk_nodelat_ops);
-	bool last = list_empty(&ns->head->list);
-
 	nvme_lat_unpend(ns);
 	nvme_lat_route_forget(ns, last);
 	/* held I/O may wait for this path to answer: route it again */
@@ -990,18 +987,41 @@ void nvme_lat_remove_path(struct nvme_ns *ns)
 		nvme_lat_hold_free(ns->head);
 	else if (READ_ONCE(nvme_lat_nr_holds))
 		nvme_lat_release_head(ns->head);
+}
+
+/*
+ * @ns is unlinked from its head and no submitter sees it any more
+ * (nvme_ns_remove(), before del_gendisk()).  Its tracker is left to the
+ * exit hook that del_gendisk() runs: a freeze here would wait for the
+ * requests in flight (on a dead link, until the transport gives up)
+ * before del_gendisk() removes the device and fails new I/O.
+ */
+void nvme_lat_remove_path(struct nvme_ns *ns)
+{
+	nvme_lat_forget_path(ns, list_empty(&ns->head->list));
+}
+
+/*
+ * @ns's queue was torn down: del_gendisk() returned (nvme_ns_remove()), or
+ * device_add_disk() failed.  Both run rq_qos_exit() on a queue that was
+ * registered, and a queue never registered was never tracked, so the
+ * tracker is gone: drop the I/O path's reference if it was the last.
+ */
+void nvme_lat_path_removed(struct nvme_ns *ns)
+{
+	const struct blk_nodelat_ops *ops = symbol_get(blk_nodelat_ops);
+
 	if (!ops)
 		return;
-	ops->detach(ns->queue);
-	/* also after a teardown that released the tracker itself */
+	WARN_ON_ONCE(ops->tracked(ns->queue));
 	nvme_lat_unpublish_idle(ops);
 	symbol_put(blk_nodelat_ops);
 }
 
 /*
  * nvme_alloc_ns() failed after linking @ns to its head, which it still
- * holds, and unlinks and frees @ns without its kref next: stop tracking
- * it, after the walkers that took a reference.
+ * holds, and unlinks and frees @ns without its kref next: forget it,
+ * after the walkers that took a reference.
  */
 void nvme_lat_unwind_path(struct nvme_ns *ns)
 {
@@ -1010,8 +1030,9 @@ void nvme_lat_unwind_path(struct nvme_ns *ns)
 	smp_mb__after_atomic();
 	synchronize_srcu(&nvme_lat_srcu);
 	/* never enabled, so in no route; but it may be the last path */
-	nvme_lat_route_forget(ns, list_is_singular(&ns->head->list));
-	nvme_lat_remove_path(ns);
+	nvme_lat_forget_path(ns, list_is_singular(&ns->head->list));
+	/* device_add_disk() failed: a registered queue was torn down */
+	nvme_lat_path_removed(ns);
 }
 
 /**

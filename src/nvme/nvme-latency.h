@@ -95,6 +95,7 @@ bool nvme_lat_default(void);
 int nvme_lat_set_iopolicy(struct nvme_subsystem *subsys, int policy);
 void nvme_lat_add_path(struct nvme_ns *ns);
 void nvme_lat_remove_path(struct nvme_ns *ns);
+void nvme_lat_path_removed(struct nvme_ns *ns);
 void nvme_lat_unwind_path(struct nvme_ns *ns);
 enum nvme_lat_read_ret nvme_lat_read(struct nvme_ns *ns, int node,
 				     unsigned int cls, bool may_probe,
@@ -140,6 +141,10 @@ static inline void nvme_lat_trace_probe(struct nvme_ns_head *head, int node,
 }
 #else
 static inline void nvme_lat_remove_path(struct nvme_ns *ns)
+{
+}
+
+static inline void nvme_lat_path_removed(struct nvme_ns *ns)
 {
 }
 
