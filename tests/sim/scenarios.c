@@ -23,6 +23,9 @@
 #define SHARED(d, r)	{ .delay_ns = (d), .rate_Bps = MBIT(r), .streams = 4 }
 #define DEV(d, s, k)	{ .delay_ns = (d), .svc_ns = (s), .servers = (k) }
 #define JOB(q, b)	{ .qd = (q), .bs = (b) }
+/* the public iopolicy test: 4 jobs of 1 MiB randrw 50/50 at QD16 */
+#define BW4_JOB		{ .qd = 16, .bs = 1 << 20, .write_pct = 50 }
+#define BW4_JOBS	{ BW4_JOB, BW4_JOB, BW4_JOB, BW4_JOB }
 
 const struct scen scenarios[] = {
 	{ "d20-qd8", "both 0.5 ms, path 2 +20 ms; 4k QD8",
@@ -118,31 +121,19 @@ const struct scen scenarios[] = {
 	{ "bw4-sym", "4 paths 0.5 ms + 100 Mbit/s; 1M randrw 50/50, 4 jobs QD16",
 	  4, { RATE(500 * US, 100), RATE(500 * US, 100), RATE(500 * US, 100),
 	       RATE(500 * US, 100) }, 1, 4,
-	  { { .qd = 16, .bs = 1 << 20, .write_pct = 50 },
-	    { .qd = 16, .bs = 1 << 20, .write_pct = 50 },
-	    { .qd = 16, .bs = 1 << 20, .write_pct = 50 },
-	    { .qd = 16, .bs = 1 << 20, .write_pct = 50 } }, 0, F_OPEN },
+	  BW4_JOBS, 0, F_OPEN },
 	{ "bw4-slow", "as bw4-sym, path 4 at 25 Mbit/s",
 	  4, { RATE(500 * US, 100), RATE(500 * US, 100), RATE(500 * US, 100),
 	       RATE(500 * US, 25) }, 1, 4,
-	  { { .qd = 16, .bs = 1 << 20, .write_pct = 50 },
-	    { .qd = 16, .bs = 1 << 20, .write_pct = 50 },
-	    { .qd = 16, .bs = 1 << 20, .write_pct = 50 },
-	    { .qd = 16, .bs = 1 << 20, .write_pct = 50 } }, 0, F_OPEN | F_SLOWLINK },
+	  BW4_JOBS, 0, F_OPEN | F_SLOWLINK },
 	{ "bw4-sym-sh", "as bw4-sym, each link shared by its transfers (TCP streams)",
 	  4, { SHARED(500 * US, 100), SHARED(500 * US, 100), SHARED(500 * US, 100),
 	       SHARED(500 * US, 100) }, 1, 4,
-	  { { .qd = 16, .bs = 1 << 20, .write_pct = 50 },
-	    { .qd = 16, .bs = 1 << 20, .write_pct = 50 },
-	    { .qd = 16, .bs = 1 << 20, .write_pct = 50 },
-	    { .qd = 16, .bs = 1 << 20, .write_pct = 50 } }, 0, F_OPEN },
+	  BW4_JOBS, 0, F_OPEN },
 	{ "bw4-slow-sh", "as bw4-sym-sh, path 4 at 25 Mbit/s",
 	  4, { SHARED(500 * US, 100), SHARED(500 * US, 100), SHARED(500 * US, 100),
 	       SHARED(500 * US, 25) }, 1, 4,
-	  { { .qd = 16, .bs = 1 << 20, .write_pct = 50 },
-	    { .qd = 16, .bs = 1 << 20, .write_pct = 50 },
-	    { .qd = 16, .bs = 1 << 20, .write_pct = 50 },
-	    { .qd = 16, .bs = 1 << 20, .write_pct = 50 } }, 0, F_OPEN | F_SLOWLINK },
+	  BW4_JOBS, 0, F_OPEN | F_SLOWLINK },
 	{ "one-path", "one path, CPU-bound stand-in: 20 us x 1 server; 4k QD16",
 	  1, { DEV(0, 20 * US, 1) }, 1, 1, { JOB(16, 4096) }, 0, 0 },
 };
