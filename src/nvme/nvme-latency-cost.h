@@ -37,7 +37,6 @@
 #ifndef _NVME_LATENCY_COST_H
 #define _NVME_LATENCY_COST_H
 
-#include <linux/limits.h>
 #include <linux/math64.h>
 #include "blk-nodelat.h"
 
@@ -122,44 +121,34 @@ static inline int nvme_lat_cmp(const struct nvme_lat_cand *a,
 	return 0;
 }
 
-/* No unproven candidate a burst may wait for (nvme_lat_soon()). */
-#define NVME_LAT_SOON_NONE	U64_MAX
-
 /*
- * @soon, the lowest estimate (ns, 0 = none) of the unproven candidates
- * read so far, with @c's if it is one: given I/O after a quiet spell (or
- * first given I/O), not answering yet, not stalled.  Its estimate grows
- * with its wait (nlat_waited_lat()).
+ * A candidate that never answered an I/O of this class (no estimate) and
+ * was given I/O: it is unproven, not yet stalled.  Paths given their
+ * first I/O together answer about together, so its answer is as near as
+ * the one a proven path gave.
  */
-static inline u64 nvme_lat_soon(u64 soon, const struct nvme_lat_cand *c)
+static inline bool nvme_lat_fresh(const struct nvme_lat_cand *c)
 {
-	if (!c->unproven || c->stalled)
-		return soon;
-	return c->lat_ns < soon ? c->lat_ns : soon;
+	return c->unproven && !c->stalled && !c->lat_ns;
 }
 
 /*
  * nvme_lat_wait_beside() - should an I/O wait rather than take @best?
  *
- * @best is the better path, proven; @best_lat its estimate as read (ns,
- * before any weighing), @soon nvme_lat_soon() of the others.  An
- * unproven path that was given I/O when @best was, and is expected to
- * answer as soon (no estimate, or one within 1/8 of @best's or below),
- * loses to @best only for not having answered yet: without a wait, a
- * burst held until the first answer all goes to the first path to
- * answer, which on a link then serves it one request after another.
- * @best takes NVME_LAT_QUEUE_SHARE requests, as an equal path would
- * before the in-flight term turns; the rest wait for the answer, or
- * until the other's wait outgrows @best's latency or it stalls.
+ * @best is proven and the better path; another candidate is
+ * nvme_lat_fresh() (@fresh).  Until that one answers, @best wins only
+ * because the other has not answered yet, so a burst would all go to
+ * it: with a start that holds I/O until the first answer, the first path
+ * to answer takes every held request, which on a link it then serves one
+ * after another.  @best takes NVME_LAT_QUEUE_SHARE requests, as an equal
+ * path would before the in-flight term turns; the rest wait for the
+ * answer (or for the fresh path to stall).
  */
 static inline bool nvme_lat_wait_beside(const struct nvme_lat_cand *best,
-					u64 best_lat, u64 soon)
+					bool fresh)
 {
-	if (soon == NVME_LAT_SOON_NONE || best->stalled || best->unproven ||
-	    best->inflight < NVME_LAT_QUEUE_SHARE)
-		return false;
-	return !soon || (best_lat && (soon <= best_lat ||
-				      nvme_lat_near(soon, best_lat)));
+	return fresh && !best->stalled && !best->unproven &&
+	       best->inflight >= NVME_LAT_QUEUE_SHARE;
 }
 
 #endif /* _NVME_LATENCY_COST_H */

@@ -50,9 +50,8 @@ struct nvme_latency_io {
 	bool			busy;		/* a path has requests started */
 	bool			probed;		/* a probe took it */
 	bool			ranking;	/* a scan that ranks: fill @idle */
+	bool			fresh;		/* a path is nvme_lat_fresh() */
 	bool			wait;		/* waits beside a proven path */
-	u64			soon;		/* nvme_lat_soon() of the paths read */
-	u64			best_lat;	/* the best's estimate, unweighed */
 	struct {
 		struct nvme_ns		*ns;
 		struct nvme_lat_cand	c;
@@ -97,7 +96,6 @@ static bool nvme_latency_rank(struct nvme_latency_io *io, struct nvme_ns *ns,
 		struct nvme_ns **found, struct nvme_lat_cand *best)
 {
 	struct nvme_lat_cand c;
-	u64 lat;
 
 	switch (nvme_lat_read(ns, io->node, io->cls, io->rw && io->probe, &c)) {
 	case NVME_LAT_PROBE:
@@ -111,15 +109,13 @@ static bool nvme_latency_rank(struct nvme_latency_io *io, struct nvme_ns *ns,
 		break;
 	}
 	io->busy |= c.started;
-	io->soon = nvme_lat_soon(io->soon, &c);
-	lat = c.lat_ns;
+	io->fresh |= nvme_lat_fresh(&c);
 	nvme_latency_weigh(io, ns, &c);
 	if (io->ranking)
 		nvme_latency_note(io, ns, &c);
 	if (!*found || nvme_lat_cmp(&c, best) < 0) {
 		*found = ns;
 		*best = c;
-		io->best_lat = lat;
 	}
 	return false;
 }
@@ -130,8 +126,8 @@ static bool nvme_latency_rank(struct nvme_latency_io *io, struct nvme_ns *ns,
  * sample, within the head's probe budget: @io->probe).  Passthrough is
  * not seen by the tracker: its requests are counted in ctrl->nr_active
  * where the kernel has it.  Sets *@unproven if the best, so every, path
- * is unproven, or if the best is proven and loaded but another should
- * answer as soon (nvme_lat_wait_beside()).  A lone usable path
+ * is unproven, or if the best is proven but another never answered yet
+ * and the best is loaded (nvme_lat_wait_beside()).  A lone usable path
  * is taken without reading the tracker: there is nothing to compare it
  * with.
  */
@@ -172,8 +168,8 @@ static struct nvme_ns *nvme_latency_pick(struct nvme_ns_head *head,
 		*unproven = true;
 		return found;
 	}
-	/* another answers as soon, but has not yet: a burst waits for it */
-	if (nvme_lat_wait_beside(&best, io->best_lat, io->soon)) {
+	/* another never answered yet: a burst waits for it too */
+	if (nvme_lat_wait_beside(&best, io->fresh)) {
 		io->wait = true;
 		*unproven = true;
 		return found;
@@ -243,15 +239,14 @@ static struct nvme_ns *nvme_latency_challenger(struct nvme_ns_head *head,
  * as a scan would.  NULL when a
  * scan must decide: the best is gone, disabled or not optimized, no
  * challenger is found, a path is untracked, or the better of the two is
- * stalled or unproven, or loaded beside an unproven one that should
- * answer as soon (nvme_lat_wait_beside()): the scan finds another, or
- * holds the bio.
+ * stalled or unproven, or the other never answered yet and the better
+ * is loaded (nvme_lat_wait_beside()): the scan finds another, or holds the
+ * bio.
  */
 static struct nvme_ns *nvme_latency_two(struct nvme_ns_head *head,
 		struct nvme_lat_slot *s, struct nvme_latency_io *io)
 {
 	struct nvme_lat_cand best = { }, c[2];
-	u64 lat[2];
 	struct nvme_ns *ns, *ch, *found = NULL;
 	int i;
 
@@ -281,15 +276,13 @@ static struct nvme_ns *nvme_latency_two(struct nvme_ns_head *head,
 		io->probed = true;
 		return ch;
 	default:
-		lat[0] = c[0].lat_ns;
-		lat[1] = c[1].lat_ns;
-		io->soon = nvme_lat_soon(nvme_lat_soon(io->soon, &c[0]), &c[1]);
+		io->fresh = nvme_lat_fresh(&c[0]) || nvme_lat_fresh(&c[1]);
 		/* as nvme_latency_rank() compares them, the best first */
 		nvme_latency_weigh(io, ns, &c[0]);
 		nvme_latency_weigh(io, ch, &c[1]);
 		i = nvme_lat_cmp(&c[1], &c[0]) < 0;
 		if (c[i].stalled || c[i].unproven ||
-		    nvme_lat_wait_beside(&c[i], lat[i], io->soon))
+		    nvme_lat_wait_beside(&c[i], io->fresh))
 			return NULL;
 		found = i ? ch : ns;
 		nvme_lat_trace_path(head, io->node, io->cls, found, &c[i]);
@@ -301,7 +294,7 @@ static struct nvme_ns *nvme_latency_two(struct nvme_ns_head *head,
 	if (nvme_latency_rank(io, ch, &found, &best))
 		return ch;
 	if (io->untracked || best.stalled || best.unproven ||
-	    nvme_lat_wait_beside(&best, io->best_lat, io->soon))
+	    nvme_lat_wait_beside(&best, io->fresh))
 		return NULL;
 	nvme_lat_trace_path(head, io->node, io->cls, found, &best);
 	return found;
@@ -348,7 +341,7 @@ static struct nvme_ns *nvme_latency_path(struct nvme_ns_head *head,
 {
 	struct nvme_latency_io io = {
 		.node = numa_node_id(), .cls = cls, .rw = rw, .pt = pt,
-		.probe = true, .soon = NVME_LAT_SOON_NONE,
+		.probe = true,
 	};
 	bool unproven = false;
 	struct nvme_lat_slot *s;
@@ -390,8 +383,8 @@ static struct nvme_ns *nvme_latency_path(struct nvme_ns_head *head,
 		nvme_latency_ranked(s, &io);
 	/*
 	 * A bio (@hold) may wait for an answer, where a waker will kick it;
-	 * beside a proven path, rechecked soon: the other may stall rather
-	 * than answer
+	 * beside a proven path, rechecked soon: the fresh path may stall
+	 * rather than answer
 	 */
 	if (unproven && hold && nvme_lat_may_hold()) {
 		*hold = true;

@@ -58,7 +58,7 @@ static bool rank(struct sim *s, struct io *io, unsigned int i, int *found,
 	c.c.nbar = v.nbar;
 	c.c.stalled = v.stalled;
 	c.c.unproven = v.unproven;
-	s->soon = nvme_lat_soon(s->soon, &c.c);
+	s->any_fresh |= nvme_lat_fresh(&c.c);
 	c.base = r->base ? s->pick_base : 0;
 	s->last = c;
 	/* nvme_latency_note(): Little's law */
@@ -78,13 +78,13 @@ static unsigned int pick_scan(struct sim *s, struct io *io)
 	unsigned int i;
 	int found = -1;
 
-	s->soon = NVME_LAT_SOON_NONE;
+	s->any_fresh = false;
 	for (i = 0; i < s->sc->nr_paths; i++)
 		if (!rank(s, io, i, &found, &best))
 			return i;
 	if (s->cfg->rule.hold && best.c.unproven)
 		return PICK_HOLD;
-	if (s->cfg->rule.wait && nvme_lat_wait_beside(&best.c, best.c.lat_ns, s->soon)) {
+	if (s->cfg->rule.wait && nvme_lat_wait_beside(&best.c, s->any_fresh)) {
 		s->waits = true;
 		return PICK_HOLD;
 	}
@@ -117,7 +117,7 @@ static unsigned int pick_two(struct sim *s, struct io *io)
 
 		*ranked = s->now;
 		s->rate = 0;
-		s->soon = NVME_LAT_SOON_NONE;
+		s->any_fresh = false;
 		for (ch = 0; ch < n; ch++) {
 			if (!rank(s, io, ch, &found, &best))
 				return ch;
@@ -139,7 +139,7 @@ static unsigned int pick_two(struct sim *s, struct io *io)
 		/* the best is unproven: so is every candidate */
 		if (r->hold && best.c.unproven)
 			return PICK_HOLD;
-		if (r->wait && nvme_lat_wait_beside(&best.c, best.c.lat_ns, s->soon)) {
+		if (r->wait && nvme_lat_wait_beside(&best.c, s->any_fresh)) {
 			s->waits = true;
 			return PICK_HOLD;
 		}
@@ -149,7 +149,7 @@ static unsigned int pick_two(struct sim *s, struct io *io)
 	if (ch == *won)
 		ch = (ch + 1) % n;
 	*next = ch;
-	s->soon = NVME_LAT_SOON_NONE;
+	s->any_fresh = false;
 	if (!rank(s, io, *won, &found, &best))
 		return *won;
 	if (!rank(s, io, ch, &found, &best))
@@ -157,7 +157,7 @@ static unsigned int pick_two(struct sim *s, struct io *io)
 	/* hold: the better is stalled or unproven: a scan decides */
 	if (r->hold && (best.c.stalled || best.c.unproven))
 		return pick_scan(s, io);
-	if (r->wait && nvme_lat_wait_beside(&best.c, best.c.lat_ns, s->soon))
+	if (r->wait && nvme_lat_wait_beside(&best.c, s->any_fresh))
 		return pick_scan(s, io);
 	if (!r->ranked)
 		*won = found;

@@ -269,7 +269,7 @@ struct sim {
 	unsigned int		held[MAXSLOTS], nr_held;
 	u64			recheck_at;	/* their recheck is due; 0: none */
 	u64			holds;		/* bios held, ever */
-	u64			soon;		/* rank(): nvme_lat_soon() of the candidates read */
+	bool			any_fresh;	/* rank(): a candidate read nvme_lat_fresh() */
 	bool			waits;		/* the I/O routed last waits beside a proven path */
 	struct result		*res;
 };
