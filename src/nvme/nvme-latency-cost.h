@@ -121,4 +121,34 @@ static inline int nvme_lat_cmp(const struct nvme_lat_cand *a,
 	return 0;
 }
 
+/*
+ * A candidate that never answered an I/O of this class (no estimate) and
+ * was given I/O: it is unproven, not yet stalled.  Paths given their
+ * first I/O together answer about together, so its answer is as near as
+ * the one a proven path gave.
+ */
+static inline bool nvme_lat_fresh(const struct nvme_lat_cand *c)
+{
+	return c->unproven && !c->stalled && !c->lat_ns;
+}
+
+/*
+ * nvme_lat_wait_beside() - should an I/O wait rather than take @best?
+ *
+ * @best is proven and the better path; another candidate is
+ * nvme_lat_fresh() (@fresh).  Until that one answers, @best wins only
+ * because the other has not answered yet, so a burst would all go to
+ * it: with a start that holds I/O until the first answer, the first path
+ * to answer takes every held request, which on a link it then serves one
+ * after another.  @best takes NVME_LAT_QUEUE_SHARE requests, as an equal
+ * path would before the in-flight term turns; the rest wait for the
+ * answer (or for the fresh path to stall).
+ */
+static inline bool nvme_lat_wait_beside(const struct nvme_lat_cand *best,
+					bool fresh)
+{
+	return fresh && !best->stalled && !best->unproven &&
+	       best->inflight >= NVME_LAT_QUEUE_SHARE;
+}
+
 #endif /* _NVME_LATENCY_COST_H */

@@ -50,6 +50,8 @@ struct nvme_latency_io {
 	bool			busy;		/* a path has requests started */
 	bool			probed;		/* a probe took it */
 	bool			ranking;	/* a scan that ranks: fill @idle */
+	bool			fresh;		/* a path is nvme_lat_fresh() */
+	bool			wait;		/* waits beside a proven path */
 	struct {
 		struct nvme_ns		*ns;
 		struct nvme_lat_cand	c;
@@ -107,6 +109,7 @@ static bool nvme_latency_rank(struct nvme_latency_io *io, struct nvme_ns *ns,
 		break;
 	}
 	io->busy |= c.started;
+	io->fresh |= nvme_lat_fresh(&c);
 	nvme_latency_weigh(io, ns, &c);
 	if (io->ranking)
 		nvme_latency_note(io, ns, &c);
@@ -123,8 +126,10 @@ static bool nvme_latency_rank(struct nvme_latency_io *io, struct nvme_ns *ns,
  * sample, within the head's probe budget: @io->probe).  Passthrough is
  * not seen by the tracker: its requests are counted in ctrl->nr_active
  * where the kernel has it.  Sets *@unproven if the best, so every, path
- * is unproven.  A lone usable path is taken without reading the tracker:
- * there is nothing to compare it with.
+ * is unproven, or if the best is proven but another never answered yet
+ * and the best is loaded (nvme_lat_wait_beside()).  A lone usable path
+ * is taken without reading the tracker: there is nothing to compare it
+ * with.
  */
 static struct nvme_ns *nvme_latency_pick(struct nvme_ns_head *head,
 		struct nvme_latency_io *io, enum nvme_ana_state ana_state,
@@ -160,6 +165,12 @@ static struct nvme_ns *nvme_latency_pick(struct nvme_ns_head *head,
 	}
 	/* the best is unproven: so is every candidate */
 	if (best.unproven) {
+		*unproven = true;
+		return found;
+	}
+	/* another never answered yet: a burst waits for it too */
+	if (nvme_lat_wait_beside(&best, io->fresh)) {
+		io->wait = true;
 		*unproven = true;
 		return found;
 	}
@@ -228,7 +239,9 @@ static struct nvme_ns *nvme_latency_challenger(struct nvme_ns_head *head,
  * as a scan would.  NULL when a
  * scan must decide: the best is gone, disabled or not optimized, no
  * challenger is found, a path is untracked, or the better of the two is
- * stalled or unproven (the scan finds another, or holds the bio).
+ * stalled or unproven, or the other never answered yet and the better
+ * is loaded (nvme_lat_wait_beside()): the scan finds another, or holds the
+ * bio.
  */
 static struct nvme_ns *nvme_latency_two(struct nvme_ns_head *head,
 		struct nvme_lat_slot *s, struct nvme_latency_io *io)
@@ -263,11 +276,13 @@ static struct nvme_ns *nvme_latency_two(struct nvme_ns_head *head,
 		io->probed = true;
 		return ch;
 	default:
+		io->fresh = nvme_lat_fresh(&c[0]) || nvme_lat_fresh(&c[1]);
 		/* as nvme_latency_rank() compares them, the best first */
 		nvme_latency_weigh(io, ns, &c[0]);
 		nvme_latency_weigh(io, ch, &c[1]);
 		i = nvme_lat_cmp(&c[1], &c[0]) < 0;
-		if (c[i].stalled || c[i].unproven)
+		if (c[i].stalled || c[i].unproven ||
+		    nvme_lat_wait_beside(&c[i], io->fresh))
 			return NULL;
 		found = i ? ch : ns;
 		nvme_lat_trace_path(head, io->node, io->cls, found, &c[i]);
@@ -278,7 +293,8 @@ static struct nvme_ns *nvme_latency_two(struct nvme_ns_head *head,
 		return ns;
 	if (nvme_latency_rank(io, ch, &found, &best))
 		return ch;
-	if (io->untracked || best.stalled || best.unproven)
+	if (io->untracked || best.stalled || best.unproven ||
+	    nvme_lat_wait_beside(&best, io->fresh))
 		return NULL;
 	nvme_lat_trace_path(head, io->node, io->cls, found, &best);
 	return found;
@@ -365,10 +381,14 @@ static struct nvme_ns *nvme_latency_path(struct nvme_ns_head *head,
 	}
 	if (s && io.ranking)
 		nvme_latency_ranked(s, &io);
-	/* a bio (@hold) may wait for an answer, where a waker will kick it */
+	/*
+	 * A bio (@hold) may wait for an answer, where a waker will kick it;
+	 * beside a proven path, rechecked soon: the fresh path may stall
+	 * rather than answer
+	 */
 	if (unproven && hold && nvme_lat_may_hold()) {
 		*hold = true;
-		*busy = io.busy;
+		*busy = io.busy && !io.wait;
 	}
 out:
 	if (s && io.probed) {

@@ -119,7 +119,7 @@ static u64 fold_time(const struct sim *s, u64 t)
 
 /* ---- event queue: binary heap on (time, sequence) ---- */
 
-enum { EV_ISSUE, EV_SVC, EV_DONE, EV_FOLD, EV_PS };
+enum { EV_ISSUE, EV_SVC, EV_DONE, EV_FOLD, EV_PS, EV_RECHECK };
 
 struct ev {
 	u64		t, seq;
@@ -243,10 +243,30 @@ void tracker_read(struct sim *s, struct nq *q, unsigned int node,
 	/* one coarse clock; v1 read waiting and stalled on the fine one */
 	wnow = r->v1 ? s->now : now;
 	since = g->done_ns > g->busy_ns ? g->done_ns : g->busy_ns;
+	if (r->hold) {
+		/* nlat_read_quiet(), after no answer for a window (or ever) */
+		if (!g->done_ns || (s64)(now - g->done_ns) >= (s64)p->window_ns) {
+			u64 quiet = nlat_quiet_ns(nlat_ewma_ns(g->lat_ewma), p);
+
+			v->lat_ns = nlat_waited_lat(v->lat_ns, g->inflight,
+						    since, now, p);
+			v->stalled = nlat_stalled_for(g->inflight, since, now,
+						      quiet);
+			v->unproven = nlat_unproven_for(g->inflight > 0,
+							g->done_ns, now, quiet);
+			if (g->inflight && (s64)(now - since) > 0 &&
+			    now - since >= p->window_ns)
+				return;	/* waiting: owes an answer, no probe */
+		}
+		if (!may_probe || v->stalled || v->unproven)
+			return;
+		goto probe;
+	}
 	v->lat_ns = nlat_waited_lat(v->lat_ns, v->inflight, since, wnow, p);
 	v->stalled = nlat_stalled(v->inflight, since, wnow, p);
 	if (!may_probe || v->stalled)
 		return;
+probe:
 	if (r->v1)
 		due = v1_probe_due(c, now, p);
 	else
@@ -263,7 +283,7 @@ void tracker_read(struct sim *s, struct nq *q, unsigned int node,
 static void tracker_fold(struct sim *s, struct nq *q, u64 t)
 {
 	const struct nlat_params *p = &s->cfg->p;
-	u64 now = coarse(s, t), sum = 0, sum_u = 0;
+	u64 now = coarse(s, t), sum = 0, sum_u = 0, nr = 0;
 	unsigned int n, k;
 	u32 nbar;
 
@@ -283,8 +303,17 @@ static void tracker_fold(struct sim *s, struct nq *q, u64 t)
 			c->wmin = 0;
 			sum += c->sum;
 			sum_u += c->sum_u;
+			nr += c->nr;
 			c->sum = c->nr = c->sum_u = 0;
 		}
+	}
+	/* the group's latency, for its quiet time (hold) */
+	if (nr) {
+		q->grp->lat_ewma = nlat_ewma_update(q->grp->lat_ewma, sum / nr,
+				p->hist_w, nlat_windows(now, q->grp->lat_upd_ns,
+							p->window_ns));
+		if ((s64)(now - q->grp->lat_upd_ns) > 0)
+			q->grp->lat_upd_ns = now;
 	}
 	/* the first fold spans the window since the first completion */
 	if ((s64)(now - q->fold_ns) > 0) {
@@ -341,20 +370,44 @@ static void issue(struct sim *s, unsigned int slot, u64 t)
 	struct nq *q;
 	struct ctrl *c;
 	u64 svc, end, b;
+	unsigned int k;
 
-	io->node = j->node;
-	io->ns = j->ns;
-	io->bytes = j->bs;
-	io->write = j->write_pct && rnd_below(s, 100) < j->write_pct;
-	/* nvme_lat_bio_class(); v1: nlat_size_class() */
-	io->cls = s->cfg->rule.v1 ? nlat_size_class(j->bs) :
-		  nlat_io_class(!io->write, j->bs);
+	/* a held bio is routed again as it was: same I/O, same submission */
+	if (!io->held) {
+		io->node = j->node;
+		io->ns = j->ns;
+		io->bytes = j->bs;
+		io->write = j->write_pct && rnd_below(s, 100) < j->write_pct;
+		/* nvme_lat_bio_class(); v1: nlat_size_class() */
+		io->cls = s->cfg->rule.v1 ? nlat_size_class(j->bs) :
+			  nlat_io_class(!io->write, j->bs);
+		io->submit = t;
+		io->measured = measuring(s, t);
+	}
+	io->held = false;
 	io->probe = io->bogus = false;
 	io->extra_ns = 0;
-	io->submit = t;
-	io->measured = measuring(s, t);
 	s->now = t;
+	s->waits = false;
 	io->path = policy_pick(s, io);
+	if (io->path == PICK_HOLD) {
+		/* nvme_lat_hold(): recheck 1 s on if a candidate is busy */
+		bool busy = false;
+
+		for (k = 0; k < s->sc->nr_paths; k++)
+			busy |= s->nq[io->ns][k].grp->inflight > 0;
+		/* beside a proven path: rechecked soon, as if idle */
+		if (s->waits)
+			busy = false;
+		io->held = true;
+		s->held[s->nr_held++] = slot;
+		s->holds++;
+		if (!s->recheck_at) {
+			s->recheck_at = t + (busy ? SEC : SEC / 50);
+			ev_push(s->recheck_at, EV_RECHECK, 0);
+		}
+		return;
+	}
 
 	q = &s->nq[io->ns][io->path];
 	c = &s->ctrl[io->path];
@@ -506,6 +559,18 @@ static void transfer(struct sim *s, unsigned int slot, u64 t)
 		io->extra_ns, EV_DONE, slot);
 }
 
+/* The held bios routed again (the requeue work of a kick or recheck). */
+static void release(struct sim *s, u64 t)
+{
+	unsigned int slots[MAXSLOTS], n = s->nr_held, i;
+
+	memcpy(slots, s->held, n * sizeof(*slots));
+	s->nr_held = 0;
+	s->recheck_at = 0;
+	for (i = 0; i < n; i++)
+		issue(s, slots[i], t);
+}
+
 static void done(struct sim *s, unsigned int slot, u64 t)
 {
 	struct io *io = &s->io[slot];
@@ -520,8 +585,17 @@ static void done(struct sim *s, unsigned int slot, u64 t)
 	q->grp->inflight_u -= IO_UNITS(io->bytes);
 	/* nlat_answer(): done_ns moves by steps of a window fraction */
 	if (s->cfg->rule.v1 ||
-	    nlat_done_moves(q->grp->done_ns, t, s->cfg->p.window_ns))
+	    nlat_done_moves(q->grp->done_ns, t, s->cfg->p.window_ns)) {
+		u64 prev = q->grp->done_ns;
+
 		q->grp->done_ns = t;
+		/* nlat_answer(): the end of a quiet spell kicks held bios */
+		if (s->cfg->rule.hold && s->nr_held &&
+		    nlat_unproven_for(true, prev, t,
+				      nlat_quiet_ns(nlat_ewma_ns(q->grp->lat_ewma),
+						    &s->cfg->p)))
+			release(s, t);
+	}
 	sample = nlat_clamp_lat(io->bogus ? NLAT_LAT_MAX_NS : lat);
 	if (!s->cfg->rule.v1)
 		sample = nlat_bound_lat(sample, c->est.ewma);
@@ -693,6 +767,10 @@ void sim_run(const struct scen *sc, enum policy pol, const struct simcfg *cfg,
 			break;
 		case EV_PS:
 			ps_done(&s, e.id, e.t);
+			break;
+		case EV_RECHECK:
+			if (e.t == s.recheck_at)
+				release(&s, e.t);
 			break;
 		}
 	}

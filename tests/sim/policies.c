@@ -57,6 +57,8 @@ static bool rank(struct sim *s, struct io *io, unsigned int i, int *found,
 	c.c.inflight = v.inflight;
 	c.c.nbar = v.nbar;
 	c.c.stalled = v.stalled;
+	c.c.unproven = v.unproven;
+	s->any_fresh |= nvme_lat_fresh(&c.c);
 	c.base = r->base ? s->pick_base : 0;
 	s->last = c;
 	/* nvme_latency_note(): Little's law */
@@ -67,6 +69,26 @@ static bool rank(struct sim *s, struct io *io, unsigned int i, int *found,
 		*best = c;
 	}
 	return true;
+}
+
+/* nvme_latency_pick() without ranking; hold: PICK_HOLD if all are unproven. */
+static unsigned int pick_scan(struct sim *s, struct io *io)
+{
+	struct sim_cand best = { 0 };
+	unsigned int i;
+	int found = -1;
+
+	s->any_fresh = false;
+	for (i = 0; i < s->sc->nr_paths; i++)
+		if (!rank(s, io, i, &found, &best))
+			return i;
+	if (s->cfg->rule.hold && best.c.unproven)
+		return PICK_HOLD;
+	if (s->cfg->rule.wait && nvme_lat_wait_beside(&best.c, s->any_fresh)) {
+		s->waits = true;
+		return PICK_HOLD;
+	}
+	return found;
 }
 
 /*
@@ -95,6 +117,7 @@ static unsigned int pick_two(struct sim *s, struct io *io)
 
 		*ranked = s->now;
 		s->rate = 0;
+		s->any_fresh = false;
 		for (ch = 0; ch < n; ch++) {
 			if (!rank(s, io, ch, &found, &best))
 				return ch;
@@ -105,22 +128,37 @@ static unsigned int pick_two(struct sim *s, struct io *io)
 				idle = c;
 			}
 		}
-		*won = lo;
+		/* hold: an unproven or stalled best is not published */
+		if (!r->hold || (!idle.c.unproven && !idle.c.stalled))
+			*won = lo;
 		/* nvme_latency_ranked(): a probe per 200 I/Os, one a second */
 		s->probe_gap[io->ns][io->node] = SEC;
 		if (s->rate && 200ULL * SEC * NLAT_NBAR_ONE / s->rate < SEC)
 			s->probe_gap[io->ns][io->node] =
 				200ULL * SEC * NLAT_NBAR_ONE / s->rate;
+		/* the best is unproven: so is every candidate */
+		if (r->hold && best.c.unproven)
+			return PICK_HOLD;
+		if (r->wait && nvme_lat_wait_beside(&best.c, s->any_fresh)) {
+			s->waits = true;
+			return PICK_HOLD;
+		}
 		return found;
 	}
 	ch = (*next + 1) % n;
 	if (ch == *won)
 		ch = (ch + 1) % n;
 	*next = ch;
+	s->any_fresh = false;
 	if (!rank(s, io, *won, &found, &best))
 		return *won;
 	if (!rank(s, io, ch, &found, &best))
 		return ch;
+	/* hold: the better is stalled or unproven: a scan decides */
+	if (r->hold && (best.c.stalled || best.c.unproven))
+		return pick_scan(s, io);
+	if (r->wait && nvme_lat_wait_beside(&best.c, s->any_fresh))
+		return pick_scan(s, io);
 	if (!r->ranked)
 		*won = found;
 	return found;
@@ -147,9 +185,6 @@ static unsigned int pick_budget(struct sim *s, struct io *io)
 static unsigned int pick_latency(struct sim *s, struct io *io)
 {
 	const struct rule *r = &s->cfg->rule;
-	struct sim_cand best = { 0 };
-	unsigned int i;
-	int found = -1;
 
 	if (r->rr)
 		return pick_rr(s, io);
@@ -157,10 +192,7 @@ static unsigned int pick_latency(struct sim *s, struct io *io)
 		return pick_budget(s, io);
 	s->may_probe = true;
 	s->pick_u = IO_UNITS(io->bytes);
-	for (i = 0; i < s->sc->nr_paths; i++)
-		if (!rank(s, io, i, &found, &best))
-			return i;
-	return found;
+	return pick_scan(s, io);
 }
 
 unsigned int policy_pick(struct sim *s, struct io *io)

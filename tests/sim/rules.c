@@ -5,7 +5,7 @@
  * policies.c).  What a variant does otherwise is here.  --rule takes
  * tokens joined by '+', a later cost replacing an earlier one:
  *
- *   kernel	ranked (below); nvme_lat_cmp() with the group's nbar; nlat_probe_due() with
+ *   kernel	ranked (below); hold and wait (below); nvme_lat_cmp() with the group's nbar; nlat_probe_due() with
  *		the cell's back-off; samples bounded by nlat_bound_lat();
  *		read/write classes (nlat_io_class()); in flight, waiting and
  *		stalled per controller (the tracker's group); in flight and
@@ -52,6 +52,18 @@
  *		equal paths still spread
  *   nearN	latencies within 1/N of the lower one: nbar / 2 charged,
  *		else the variant's share (with norm100: all of it)
+ *   hold	(kernel's) the tracker's unproven state (nlat_unproven_for():
+ *		a group quiet, or that never answered, given I/O) and
+ *		stalled by its own quiet time, and the hold: a bio every
+ *		candidate of which is unproven waits until a quiet spell
+ *		ends (the waker), or its recheck (20 ms; 1 s if a candidate
+ *		has requests started); the ranking skips an unproven best
+ *		(nvme_latency_path(), nvme_lat_hold())
+ *   nohold	neither (the model before 2026-12-07: no path unproven)
+ *   wait	(kernel's) hold, and a bio also waits beside a proven best
+ *		with NVME_LAT_QUEUE_SHARE in flight while another candidate
+ *		never answered (nvme_lat_wait_beside()), rechecked in 20 ms
+ *   nowait	hold without wait (the kernel's before 2026-12-07)
  *   rr		deliberately bad: round robin (to see the check fail)
  */
 #include <stdlib.h>
@@ -86,6 +98,8 @@ int rule_parse(const char *spec, struct rule *r)
 	r->two = true;
 	r->ranked = true;
 	r->budget = true;
+	r->hold = true;
+	r->wait = true;
 	if (strlen(spec) >= sizeof(buf))
 		return -1;
 	strcpy(r->name, spec);
@@ -96,6 +110,8 @@ int rule_parse(const char *spec, struct rule *r)
 			r->cost = COST_KERNEL;
 		} else if (!strcmp(tok, "v1")) {
 			r->v1 = true;
+			r->hold = false;
+			r->wait = false;
 			r->two = false;
 			r->ranked = false;
 			r->bytes = false;
@@ -109,6 +125,16 @@ int rule_parse(const char *spec, struct rule *r)
 			r->bytes = false;
 		} else if (!strcmp(tok, "nobudget")) {
 			r->budget = false;
+		} else if (!strcmp(tok, "hold")) {
+			r->hold = true;
+		} else if (!strcmp(tok, "nohold")) {
+			r->hold = false;
+			r->wait = false;
+		} else if (!strcmp(tok, "wait")) {
+			r->hold = true;
+			r->wait = true;
+		} else if (!strcmp(tok, "nowait")) {
+			r->wait = false;
 		} else if (!strcmp(tok, "rr")) {
 			r->rr = true;
 		} else if (!strcmp(tok, "two")) {
@@ -169,6 +195,8 @@ int rule_cmp(const struct rule *r, const struct sim_cand *sa,
 		return nvme_lat_cmp(a, b);
 	if (a->stalled != b->stalled)
 		return a->stalled ? 1 : -1;
+	if (a->unproven != b->unproven)
+		return a->unproven ? 1 : -1;
 	if (!a->lat_ns != !b->lat_ns)
 		return a->lat_ns ? -1 : 1;
 	if (a->lat_ns) {

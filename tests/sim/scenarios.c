@@ -125,7 +125,7 @@ const struct scen scenarios[] = {
 	{ "bw4-slow", "as bw4-sym, path 4 at 25 Mbit/s",
 	  4, { RATE(500 * US, 100), RATE(500 * US, 100), RATE(500 * US, 100),
 	       RATE(500 * US, 25) }, 1, 4,
-	  BW4_JOBS, 0, F_OPEN | F_SLOWLINK },
+	  BW4_JOBS, 0, F_SLOWLINK },
 	{ "bw4-sym-sh", "as bw4-sym, each link shared by its transfers (TCP streams)",
 	  4, { SHARED(500 * US, 100), SHARED(500 * US, 100), SHARED(500 * US, 100),
 	       SHARED(500 * US, 100) }, 1, 4,
@@ -133,7 +133,7 @@ const struct scen scenarios[] = {
 	{ "bw4-slow-sh", "as bw4-sym-sh, path 4 at 25 Mbit/s",
 	  4, { SHARED(500 * US, 100), SHARED(500 * US, 100), SHARED(500 * US, 100),
 	       SHARED(500 * US, 25) }, 1, 4,
-	  BW4_JOBS, 0, F_OPEN | F_SLOWLINK },
+	  BW4_JOBS, 0, F_SLOWLINK },
 	{ "one-path", "one path, CPU-bound stand-in: 20 us x 1 server; 4k QD16",
 	  1, { DEV(0, 20 * US, 1) }, 1, 1, { JOB(16, 4096) }, 0, 0 },
 };

@@ -107,6 +107,8 @@ struct rule {
 	bool		two;		/* two candidates per I/O: the last winner and the next */
 	bool		ranked;		/* two: the best by idle cost, ranked once a window */
 	bool		budget;		/* ranked: probes within the node's budget */
+	bool		hold;		/* unproven paths, and bios held while every one is */
+	bool		wait;		/* hold: also beside a loaded proven path (nvme_lat_wait_beside()) */
 };
 
 int rule_parse(const char *spec, struct rule *r);
@@ -147,6 +149,8 @@ struct grp {
 	u64		inflight_u;	/* bytes: in flight, 4k units */
 	long		nbar_u;		/* bytes: nbar in 4k units */
 	u64		fold_ns;	/* last fold of any of them */
+	u64		lat_ewma;	/* hold: all its samples, for nlat_quiet_ns() */
+	u64		lat_upd_ns;
 };
 
 /* A path's request queue of one namespace: struct nlat_queue. */
@@ -191,6 +195,7 @@ struct io {
 	unsigned int	job, path, cls, node, ns;
 	unsigned int	bytes;
 	bool		write, probe, bogus, measured;
+	bool		held;		/* hold: waiting on the head for an answer */
 	u64		submit;
 	u64		extra_ns;	/* outlier delay */
 };
@@ -260,6 +265,12 @@ struct sim {
 	unsigned int		pick_u;	/* bytes: the I/O being routed, 4k units */
 	u64			pick_base;	/* base: tracker_read()'s floor */
 	struct sim_cand		last;		/* the candidate rank() read last */
+	/* hold: bios every candidate of which was unproven (nvme_lat_hold()) */
+	unsigned int		held[MAXSLOTS], nr_held;
+	u64			recheck_at;	/* their recheck is due; 0: none */
+	u64			holds;		/* bios held, ever */
+	bool			any_fresh;	/* rank(): a candidate read nvme_lat_fresh() */
+	bool			waits;		/* the I/O routed last waits beside a proven path */
 	struct result		*res;
 };
 
@@ -272,7 +283,8 @@ void sim_run(const struct scen *sc, enum policy pol, const struct simcfg *cfg,
 void tracker_read(struct sim *s, struct nq *q, unsigned int node,
 		  unsigned int cls, bool may_probe, struct nlat_view *v);
 
-/* policies.c */
+/* policies.c; PICK_HOLD: the bio waits for an answer (rule hold) */
+#define PICK_HOLD	(~0U)
 unsigned int policy_pick(struct sim *s, struct io *io);
 
 /* adaptive.c */
