@@ -24,8 +24,9 @@
  * requeue list until one answers (the tracker's waker kicks the heads
  * holding I/O on that controller), so a dead path parks one I/O, not its
  * share of a burst.  So does a burst beyond a proven path's share while
- * another path never answered yet: it answers about as soon.  Quiet is relative to the path's own latency: slow is
- * not dead.  Passthrough is placed by load alone.  The paths are ranked
+ * another path never answered yet: it answers about as soon.  Quiet is
+ * relative to the path's own latency: slow is not dead.  Passthrough is
+ * placed by load alone.  The paths are ranked
  * once per window; in between an I/O reads two of them, the best ranked
  * and a challenger that turns per I/O (nvme-latency-route.c).
  *
