@@ -509,7 +509,10 @@ static bool nvme_lat_may_freeze(struct nvme_ns *ns)
 
 /*
  * Stop tracking @ns, giving up when it does not drain in time (a
- * tracker without batch ops waits as long as it takes).
+ * tracker without batch ops waits as long as it takes); then drop the
+ * I/O path's reference if nothing is tracked.  Also when @ns was not
+ * tracked: an attach undone after its queue's teardown dropped the
+ * tracker has published after that removal's nvme_lat_path_removed().
  */
 static int nvme_lat_detach(const struct blk_nodelat_ops *ops,
 			   struct nvme_ns *ns)
@@ -519,7 +522,7 @@ static int nvme_lat_detach(const struct blk_nodelat_ops *ops,
 	int ret = 0;
 
 	if (!ops->tracked(q))
-		return 0;
+		goto unpublish;
 	if (!nvme_lat_may_freeze(ns))
 		return -ENOLINK;
 	batch = symbol_get(blk_nodelat_batch_ops);
@@ -531,6 +534,7 @@ static int nvme_lat_detach(const struct blk_nodelat_ops *ops,
 	}
 	if (ret < 0)
 		return ret;
+unpublish:
 	nvme_lat_unpublish_idle(ops);
 	return 0;
 }
