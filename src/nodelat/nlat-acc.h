@@ -36,6 +36,32 @@ static inline bool nlat_acc_full(u64 v)
 	return (v >> 63) || ((v >> (NLAT_ACC_SUM_BITS - 1)) & 1);
 }
 
+/*
+ * Thinning: a slot that already holds NLAT_ACC_THIN_NR samples of a fold
+ * takes one completion in 2^NLAT_ACC_THIN_SHIFT, picked by its start
+ * clock (nlat_acc_thin_keep()), and counts that sample as many
+ * (nlat_acc_sample() shifted left by NLAT_ACC_THIN_SHIFT): the sum and
+ * the count stay those of every completion in expectation, so do the
+ * mean and the load (nbar), and a completion not taken reads no clock.
+ * A weighted add of the largest sample is 2^33 units: the sum's headroom
+ * above still holds 256 of them.
+ */
+#define NLAT_ACC_THIN_NR	64
+#define NLAT_ACC_THIN_SHIFT	3
+
+/* The slot @v holds enough samples to thin the rest. */
+static inline bool nlat_acc_thin(u64 v)
+{
+	return (v >> NLAT_ACC_SUM_BITS) >= NLAT_ACC_THIN_NR;
+}
+
+/* One start clock in 2^NLAT_ACC_THIN_SHIFT, by a multiplicative hash. */
+static inline bool nlat_acc_thin_keep(u64 start)
+{
+	return !((start * 0x61c8864680b583ebULL) >>
+		 (64 - NLAT_ACC_THIN_SHIFT));
+}
+
 static inline void nlat_acc_split(u64 v, u64 *sum_ns, u64 *nr)
 {
 	*sum_ns = (v & NLAT_ACC_SUM_MASK) << NLAT_ACC_UNIT_SHIFT;

@@ -193,31 +193,55 @@ static __always_inline void nlat_answer(struct nlat_group *grp, u64 now)
 		nlat_answered(grp);
 }
 
+/*
+ * @nq's fold is queued and not yet due: the samples its slots hold all
+ * came in this fold's interval (a window and a tick), each an answer
+ * (nlat_answer()), so the group's done_ns is younger than that and a
+ * step.  nlat_thin_ok: the quiet spell a completion's answer could end
+ * is longer, so one taken for no sample ends none.
+ */
+static __always_inline bool nlat_fold_ahead(struct nlat_queue *nq)
+{
+	return READ_ONCE(nlat_thin_ok) &&
+	       delayed_work_pending(&nq->fold_work) &&
+	       time_before(jiffies, READ_ONCE(nq->fold_work.timer.expires));
+}
+
 void nlat_rqos_done(struct rq_qos *rqos, struct request *rq)
 {
 	struct nlat_queue *nq = nlat_rqos_to_nq(rqos);
 	u64 start = rq->io_start_time_ns, now, lat, v;
 	int cpu = rq->mq_ctx->cpu, node = cpu_to_node(cpu);
-	unsigned int cls;
+	unsigned int cls, thin = 0;
+	atomic64_t *acc = NULL;
 	u8 tag;
 
 	if (!nlat_uncount(nq, rq, &tag))
 		return;
+	/* started: a sample, or one of a thinned slot (nlat-acc.h) */
+	if (nlat_rq_sampled(rq) && start) {
+		cls = nlat_rw_class(req_op(rq) == REQ_OP_READ,
+				    tag & NLAT_TAG_SIZE);
+		acc = &per_cpu_ptr(nq->pcpu, cpu)->acc[cls];
+		if (nlat_acc_thin(atomic64_read(acc)) && nlat_fold_ahead(nq)) {
+			if (!nlat_acc_thin_keep(start))
+				return;
+			thin = NLAT_ACC_THIN_SHIFT;
+		}
+	}
 	now = ktime_get_ns();
 	nlat_answer(nq->grp, now);
 	/* never started (ended in the plug, or before the driver took it) */
-	if (!nlat_rq_sampled(rq) || !start)
+	if (!acc)
 		return;
 
-	cls = nlat_rw_class(req_op(rq) == REQ_OP_READ, tag & NLAT_TAG_SIZE);
 	if ((unsigned int)node >= nr_node_ids)
 		node = 0;
 	/* the cell's line is read-mostly: only folds and probes write it */
 	lat = nlat_bound_lat(nlat_clamp_lat(now > start ? now - start : 0),
 			     READ_ONCE(nq->cells[nlat_cell_idx(node, cls)].est.ewma));
 	/* the submitter's slot; fully ordered, so the fold sees the add */
-	v = atomic64_add_return(nlat_acc_sample(lat),
-				&per_cpu_ptr(nq->pcpu, cpu)->acc[cls]);
+	v = atomic64_add_return(nlat_acc_sample(lat) << thin, acc);
 	/* tested first: the line stays shared while the bit is set */
 	if (!test_bit(cpu, nq->cpus)) {
 		set_bit(cpu, nq->cpus);

@@ -37,6 +37,8 @@ extern unsigned int nlat_stale_windows;
 /* the same, converted when one is written: what the I/O path reads */
 extern struct nlat_params nlat_cur;
 extern unsigned long nlat_window_jiffies;
+/* the knobs allow thinning the samples (nlat-acc.h, nlat_rqos_done()) */
+extern bool nlat_thin_ok;
 
 /* One (node, size class) of a queue; one cache line. */
 struct nlat_cell {

@@ -36,6 +36,7 @@ unsigned int nlat_min_samples = NLAT_MIN_SAMPLES_DEF;
 unsigned int nlat_stale_windows = NLAT_STALE_WINDOWS_DEF;
 struct nlat_params nlat_cur;
 unsigned long nlat_window_jiffies;
+bool nlat_thin_ok;
 
 /* Knob writes are serialized by the module's parameter lock, and init. */
 static void nlat_knobs_convert(void)
@@ -47,6 +48,16 @@ static void nlat_knobs_convert(void)
 	WRITE_ONCE(nlat_cur.stale_windows, READ_ONCE(nlat_stale_windows));
 	WRITE_ONCE(nlat_window_jiffies,
 		   usecs_to_jiffies(READ_ONCE(nlat_window_usec)));
+	/*
+	 * Thinning skips answers while the last answer is younger than a
+	 * fold's interval (the window in jiffies and a tick of slack) and a
+	 * done_ns step (nlat_rqos_done()): only if every quiet spell, at
+	 * least stale_windows windows, is longer.
+	 */
+	WRITE_ONCE(nlat_thin_ok,
+		   nlat_cur.stale_windows * nlat_cur.window_ns >
+		   jiffies_to_nsecs(nlat_window_jiffies + 2) +
+		   (nlat_cur.window_ns >> NLAT_DONE_SHIFT));
 }
 
 static int nlat_knob_set(const char *buf, const struct kernel_param *kp)
