@@ -606,7 +606,7 @@ static struct nvme_lat_pending *nvme_lat_find(struct nvme_ns *ns)
 static void nvme_lat_pend(struct nvme_ns *ns, int err)
 {
 	struct nvme_lat_pending *p, *new;
-	bool first;
+	bool first, listed = false;
 
 	/* a path dropped here would never be retried; no lock is held */
 	new = kzalloc_obj(*new, GFP_KERNEL | __GFP_NOFAIL);
@@ -623,14 +623,16 @@ static void nvme_lat_pend(struct nvme_ns *ns, int err)
 		new->err = err;
 		list_add_tail(&new->entry, &nvme_lat_pending);
 		new = NULL;
+		listed = true;
 	}
 	spin_unlock(&nvme_lat_pending_lock);
 	kfree(new);
-	if (first && nvme_lat_wanted(ns))
+	/* a path being removed is not listed: nothing to retry, or to say */
+	if (listed && nvme_lat_wanted(ns))
 		dev_warn(disk_to_dev(ns->disk),
 			 "latency: cannot track this path (%d); I/O goes round robin until it can, retrying\n",
 			 err);
-	else if (first)
+	else if (listed)
 		dev_info(disk_to_dev(ns->disk),
 			 "latency: cannot stop tracking this path yet (%d), retrying\n",
 			 err);
