@@ -754,15 +754,28 @@ static void nvme_lat_retry_fn(struct work_struct *work)
 }
 
 /*
- * References to the multipath paths of @subsys in an array (NULL-ended),
- * taken under subsys->lock, which keeps the lists stable; allocated
- * before taking it.  Paths added after the count attach themselves
- * (nvme_lat_add_path() reads the policy written before this walk).
+ * A switch's references to the multipath paths of @subsys: @ns is
+ * NULL-ended.  They are dropped by @put_work, not by the writer: a
+ * path's last reference may hold its controller's, and so the
+ * subsystem's, whose device_del() waits for the iopolicy attribute the
+ * writer is still in.
  */
-static struct nvme_ns **nvme_lat_paths(struct nvme_subsystem *subsys)
+struct nvme_lat_paths {
+	struct work_struct	put_work;
+	struct nvme_ns		*ns[];
+};
+
+/*
+ * References to the multipath paths of @subsys, taken under subsys->lock,
+ * which keeps the lists stable; allocated before taking it.  Paths added
+ * after the count attach themselves (nvme_lat_add_path() reads the policy
+ * written before this walk).
+ */
+static struct nvme_lat_paths *nvme_lat_paths(struct nvme_subsystem *subsys)
 {
 	struct nvme_ns_head *head;
-	struct nvme_ns **paths, *ns;
+	struct nvme_lat_paths *paths;
+	struct nvme_ns *ns;
 	unsigned int n = 0, i = 0;
 
 	mutex_lock(&subsys->lock);
@@ -771,7 +784,7 @@ static struct nvme_ns **nvme_lat_paths(struct nvme_subsystem *subsys)
 			n++;
 	mutex_unlock(&subsys->lock);
 
-	paths = kvcalloc(n + 1, sizeof(*paths), GFP_KERNEL);
+	paths = kvzalloc(struct_size(paths, ns, n + 1), GFP_KERNEL);
 	if (!paths)
 		return NULL;
 	mutex_lock(&subsys->lock);
@@ -782,20 +795,29 @@ static struct nvme_ns **nvme_lat_paths(struct nvme_subsystem *subsys)
 			if (i == n)
 				break;
 			if (kref_get_unless_zero(&ns->kref))
-				paths[i++] = ns;
+				paths->ns[i++] = ns;
 		}
 	}
 	mutex_unlock(&subsys->lock);
 	return paths;
 }
 
-static void nvme_lat_put_paths(struct nvme_ns **paths)
+static void nvme_lat_put_paths_work(struct work_struct *work)
 {
+	struct nvme_lat_paths *paths =
+		container_of(work, struct nvme_lat_paths, put_work);
 	struct nvme_ns **p;
 
-	for (p = paths; *p; p++)
+	for (p = paths->ns; *p; p++)
 		nvme_put_ns(*p);
 	kvfree(paths);
+}
+
+/* Drop @paths' references after the writer returns: nvme_lat_paths. */
+static void nvme_lat_put_paths(struct nvme_lat_paths *paths)
+{
+	INIT_WORK(&paths->put_work, nvme_lat_put_paths_work);
+	queue_work(nvme_wq, &paths->put_work);
 }
 
 /* Paths of a switch, as the tracker's batch ops take them. */
@@ -915,7 +937,7 @@ static void nvme_lat_switch_paths(const struct blk_nodelat_ops *ops,
 int nvme_lat_set_iopolicy(struct nvme_subsystem *subsys, int policy)
 {
 	const struct blk_nodelat_ops *ops = NULL;
-	struct nvme_ns **paths;
+	struct nvme_lat_paths *paths;
 	int old, idx;
 
 	if (policy == NVME_IOPOLICY_LAT) {
@@ -945,7 +967,7 @@ int nvme_lat_set_iopolicy(struct nvme_subsystem *subsys, int policy)
 		old = -ENOMEM;
 		goto out;
 	}
-	nvme_lat_switch_paths(ops, paths, policy == NVME_IOPOLICY_LAT);
+	nvme_lat_switch_paths(ops, paths->ns, policy == NVME_IOPOLICY_LAT);
 	srcu_read_unlock(&nvme_lat_srcu, idx);
 	nvme_lat_put_paths(paths);
 	if (policy != NVME_IOPOLICY_LAT)
