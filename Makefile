@@ -29,6 +29,8 @@
 #                             thousands of paths (tests/bench/scale)
 #   make bench-cost           the policy's own cost, CPU-bound over nvme-loop
 #                             (tests/bench/cost)
+#   make bench-profile        where the cost bench's instructions per I/O go,
+#                             by kernel function (tests/bench/profile)
 #   make bench-field          the field's randrw workload over 4 paths and
 #                             its per-path in-flight plots (tests/bench/field)
 #   make sim                  the policy simulator's grid (tests/sim)
@@ -48,7 +50,7 @@ SUITE	?= bookworm
 SUITES	?=
 KERNEL	?= distro
 
-.PHONY: all modules demo check check-long unit sim bench bench-scale bench-cost bench-field blktests lint lint-kernel clean
+.PHONY: all modules demo check check-long unit sim bench bench-scale bench-cost bench-profile bench-field blktests lint lint-kernel clean
 
 all: modules
 
@@ -78,6 +80,9 @@ bench-scale:
 
 bench-cost:
 	tests/bench/cost $(SUITE)
+
+bench-profile:
+	tests/bench/profile $(SUITE)
 
 bench-field:
 	tests/bench/field $(SUITE)
