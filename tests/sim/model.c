@@ -697,6 +697,16 @@ static u64 name_hash(const char *s)
 	return h;
 }
 
+/*
+ * The first state of @seed's streams in scenario @name.  It must be odd;
+ * the seed's own low bit goes to the top, or seeds 2k and 2k + 1 would
+ * run one stream (an even seed keeps the stream it had before).
+ */
+u64 sim_rng_state(u64 seed, const char *name)
+{
+	return ((seed ^ name_hash(name)) | 1) ^ ((seed & 1) << 63);
+}
+
 void sim_run(const struct scen *sc, enum policy pol, const struct simcfg *cfg,
 	     struct result *res)
 {
@@ -725,7 +735,7 @@ void sim_run(const struct scen *sc, enum policy pol, const struct simcfg *cfg,
 	if (pol == POL_ADAPT)
 		adaptive_init(&s);
 	/* the same streams for every policy of a scenario */
-	s.rng = (cfg->seed ^ name_hash(sc->name)) | 1;
+	s.rng = sim_rng_state(cfg->seed, sc->name);
 	for (n = 0; n < MAXNS; n++)
 		for (m = 0; m < MAXNODES; m++)
 			s.rr_cur[n][m] = sc->nr_paths - 1;

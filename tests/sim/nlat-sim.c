@@ -552,6 +552,19 @@ static int do_timeline(const char *name)
 	return 0;
 }
 
+/* --seeds N runs N streams: adjacent seeds must not start as one. */
+static bool seed_selftest(void)
+{
+	unsigned int i, k;
+
+	for (i = 0; i < nr_scenarios; i++)
+		for (k = 0; k < 100; k++)
+			if (sim_rng_state(cfg.seed + k, scenarios[i].name) ==
+			    sim_rng_state(cfg.seed + k + 1, scenarios[i].name))
+				return false;
+	return true;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -698,6 +711,11 @@ int main(int argc, char **argv)
 	cfg.tick_ns = hz ? SEC / hz : 0;
 	if (rule_parse(rule, &cfg.rule)) {
 		fprintf(stderr, "nlat-sim: bad rule '%s' (see rules.c)\n", rule);
+		return 2;
+	}
+	if (!seed_selftest()) {
+		fprintf(stderr, "nlat-sim: seeds %llu.. and the next run the same streams\n",
+			(unsigned long long)cfg.seed);
 		return 2;
 	}
 	if (!rule_selftest()) {

@@ -276,6 +276,7 @@ struct sim {
 
 double hist_pct(const u32 *hist, u64 nr, double pct);
 
+u64 sim_rng_state(u64 seed, const char *name);
 void sim_run(const struct scen *sc, enum policy pol, const struct simcfg *cfg,
 	     struct result *res);
 
