@@ -379,7 +379,8 @@ static void issue(struct sim *s, unsigned int slot, u64 t)
 		io->bytes = j->bs;
 		io->write = j->write_pct && rnd_below(s, 100) < j->write_pct;
 		/* nvme_lat_bio_class(); v1: nlat_size_class() */
-		io->cls = s->cfg->rule.v1 ? nlat_size_class(j->bs) :
+		io->cls = s->cfg->rule.v1 || s->cfg->rule.rwcell ?
+			  nlat_size_class(j->bs) :
 			  nlat_io_class(!io->write, j->bs);
 		io->submit = t;
 		io->measured = measuring(s, t);

@@ -100,7 +100,10 @@ struct rule {
 	unsigned int	share;		/* COST_SHARE */
 	unsigned int	tie;		/* costs within tie % compare by in flight */
 	unsigned int	near;		/* latencies within 1/near: nbar / 2 charged */
+	unsigned int	near_s;		/* near: S of their comparison (0: s) */
+	bool		near_svc;	/* near also by lat / (S + nbar) */
 	bool		v1;		/* the old tracker (rules.c) */
+	bool		rwcell;		/* reads and writes of a size share a cell */
 	bool		bytes;		/* in flight and nbar in units of the I/O's size */
 	bool		base;		/* only the latency above its floor is charged for load */
 	bool		rr;		/* deliberately bad: round robin */
