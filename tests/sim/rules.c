@@ -74,6 +74,8 @@
  *		links of one rate the latency follows the queue, the
  *		latency per request does not; alone: norm100+near8+nsvc)
  *   rwcell	reads and writes of a size share a cell (one estimate)
+ *   leadN	latencies within 2x and one path more than N in flight
+ *		ahead: the other wins (alone: norm100+near8+leadN)
  *   rr		deliberately bad: round robin (to see the check fail)
  */
 #include <stdlib.h>
@@ -169,6 +171,12 @@ int rule_parse(const char *spec, struct rule *r)
 			r->cost = COST_NORM;
 		} else if (num_tok(tok, "q", &r->s, 1, 1000)) {
 			r->cost = COST_NORM;
+		} else if (num_tok(tok, "lead", &r->lead, 1, 1000)) {
+			if (r->cost == COST_KERNEL) {
+				r->cost = COST_NORM;
+				r->pct = 100;
+				r->near = 8;
+			}
 		} else if (num_tok(tok, "ns", &r->near_s, 1, 1000)) {
 			if (r->cost == COST_KERNEL) {
 				r->cost = COST_NORM;
@@ -248,6 +256,12 @@ int rule_cmp(const struct rule *r, const struct sim_cand *sa,
 				h.s = r->near_s;
 			r = &h;
 		}
+		/* lead: latencies within 2x, one path far ahead in flight */
+		if (r->lead && a->lat_ns <= 2 * b->lat_ns &&
+		    b->lat_ns <= 2 * a->lat_ns &&
+		    (a->inflight > b->inflight + r->lead ||
+		     b->inflight > a->inflight + r->lead))
+			return a->inflight < b->inflight ? -1 : 1;
 		ca = cost(r, a, sa->base);
 		cb = cost(r, b, sb->base);
 		/* tie: within tie % of the lower, the one with fewer in flight */

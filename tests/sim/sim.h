@@ -105,6 +105,7 @@ struct rule {
 	bool		near_svc;	/* near also by lat / (S + nbar) */
 	bool		v1;		/* the old tracker (rules.c) */
 	bool		rwcell;		/* reads and writes of a size share a cell */
+	unsigned int	lead;		/* lead: in flight ahead by more, within 2x: fewer wins */
 	bool		bytes;		/* in flight and nbar in units of the I/O's size */
 	bool		base;		/* only the latency above its floor is charged for load */
 	bool		rr;		/* deliberately bad: round robin */
