@@ -354,11 +354,23 @@ static bool measuring(const struct sim *s, u64 t)
 /* Mean in flight per path: the area under nr_active while measuring. */
 static void inflight_note(struct sim *s, struct ctrl *c, u64 t)
 {
-	u64 from = s->t0 + s->cfg->warm_ns;
+	u64 from = s->t0 + s->cfg->warm_ns, a = c->inflight_t, b;
+	unsigned int path = c - s->ctrl;
 
 	if (t > from)
 		c->inflight_area += (double)c->nr_active *
 			(t - (c->inflight_t > from ? c->inflight_t : from));
+	/* and per BIN_NS, from t0, for --timeline --inflight */
+	for (a = a > s->t0 ? a : s->t0; c->nr_active && a < t; a = b) {
+		u64 bin = (a - s->t0) / BIN_NS;
+
+		if (bin >= MAXBINS)
+			break;
+		b = s->t0 + (bin + 1) * BIN_NS;
+		if (b > t)
+			b = t;
+		s->res->ibins[bin][path] += (double)c->nr_active * (b - a);
+	}
 	c->inflight_t = t;
 }
 
@@ -379,7 +391,8 @@ static void issue(struct sim *s, unsigned int slot, u64 t)
 		io->bytes = j->bs;
 		io->write = j->write_pct && rnd_below(s, 100) < j->write_pct;
 		/* nvme_lat_bio_class(); v1: nlat_size_class() */
-		io->cls = s->cfg->rule.v1 ? nlat_size_class(j->bs) :
+		io->cls = s->cfg->rule.v1 || s->cfg->rule.rwcell ?
+			  nlat_size_class(j->bs) :
 			  nlat_io_class(!io->write, j->bs);
 		io->submit = t;
 		io->measured = measuring(s, t);
@@ -611,6 +624,12 @@ static void done(struct sim *s, unsigned int slot, u64 t)
 		ev_push(q->fold_at, EV_FOLD, qidx(io->ns, io->path));
 	}
 
+	if (s->draining) {
+		s->fio_bytes += io->bytes;
+		s->drain_end = t;
+		s->drain_left--;
+		return;		/* the job has stopped: no new I/O */
+	}
 	if (measuring(s, t)) {
 		s->res->ios++;
 		s->res->bytes += io->bytes;
@@ -697,6 +716,19 @@ static u64 name_hash(const char *s)
 	return h;
 }
 
+/*
+ * The first state of @seed's streams in scenario @name.  It must be odd;
+ * the seed's own low bit goes to the top, or seeds 2k and 2k + 1 would
+ * run one stream (an even seed keeps the stream it had before).
+ */
+u64 sim_rng_state(u64 seed, const char *name)
+{
+	return ((seed ^ name_hash(name)) | 1) ^ ((seed & 1) << 63);
+}
+
+/* fio waits for its requests; a drain longer than this is not measured */
+#define DRAIN_MAX_NS	(120 * SEC)
+
 void sim_run(const struct scen *sc, enum policy pol, const struct simcfg *cfg,
 	     struct result *res)
 {
@@ -709,6 +741,7 @@ void sim_run(const struct scen *sc, enum policy pol, const struct simcfg *cfg,
 	u64 end = BOOT_NS + pre + cfg->warm_ns + run;
 	unsigned int i, j, k, slot = 0, n, m;
 	bool shared = true;
+	u64 fio_bytes;
 
 	memset(&s, 0, sizeof(s));
 	memset(res, 0, sizeof(*res));
@@ -725,7 +758,7 @@ void sim_run(const struct scen *sc, enum policy pol, const struct simcfg *cfg,
 	if (pol == POL_ADAPT)
 		adaptive_init(&s);
 	/* the same streams for every policy of a scenario */
-	s.rng = (cfg->seed ^ name_hash(sc->name)) | 1;
+	s.rng = sim_rng_state(cfg->seed, sc->name);
 	for (n = 0; n < MAXNS; n++)
 		for (m = 0; m < MAXNODES; m++)
 			s.rr_cur[n][m] = sc->nr_paths - 1;
@@ -746,10 +779,16 @@ void sim_run(const struct scen *sc, enum policy pol, const struct simcfg *cfg,
 		}
 	}
 
+again:
 	while (heap_n) {
 		struct ev e = ev_pop();
 
-		if (e.t >= end)
+		if (e.t >= end && !s.draining) {
+			/* fio's accounting is done below; then the drain */
+			ev_push(e.t, e.type, e.id);
+			break;
+		}
+		if (s.draining && (!s.drain_left || e.t >= end + DRAIN_MAX_NS))
 			break;
 		s.now = e.t;
 		switch (e.type) {
@@ -775,6 +814,17 @@ void sim_run(const struct scen *sc, enum policy pol, const struct simcfg *cfg,
 		}
 	}
 
+	if (s.draining) {
+		u64 from = s.t0 + cfg->warm_ns;
+
+		res->drain_s = s.drain_left ? -1 :
+			       (double)(s.drain_end - end) / SEC;
+		res->fio_mibs = s.drain_left || s.drain_end <= from ? -1 :
+				s.fio_bytes / ((double)(s.drain_end - from) / SEC) /
+				(1024.0 * 1024.0);
+		return;
+	}
+	fio_bytes = res->bytes;
 	/*
 	 * Shared links: the bytes they served while measuring, not those of
 	 * the transfers completed then (each link ends with many part-served)
@@ -806,4 +856,14 @@ void sim_run(const struct scen *sc, enum policy pol, const struct simcfg *cfg,
 		res->inflight[i] = s.ctrl[i].inflight_area / run;
 	}
 	move_time(sc, res);
+	/*
+	 * A time-based fio run stops its jobs at the end and then waits for
+	 * what they have in flight: its MiB/s is the bytes completed from
+	 * the warm-up to the last completion over that time.
+	 */
+	s.fio_bytes = fio_bytes;
+	s.drain_left = slot;
+	s.drain_end = end;
+	s.draining = true;
+	goto again;
 }

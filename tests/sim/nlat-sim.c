@@ -18,6 +18,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -29,7 +30,8 @@ static const char *opt_scen;
 static unsigned int nr_runs;
 static double sim_secs;		/* simulated, all runs */
 static unsigned int opt_seeds = 1;	/* --check, --rules: seed, seed + 1, .. */
-static unsigned int opt_bucket = 5;	/* --timeline bucket, in BIN_NS (100 ms) */
+static unsigned int opt_bucket = 5;
+static bool opt_tl_inflight;	/* --timeline --inflight: in flight, not share */	/* --timeline bucket, in BIN_NS (100 ms) */
 
 static struct result res[NR_POL];
 
@@ -253,6 +255,8 @@ static int do_grid(void)
 struct verdict {
 	enum policy	best;
 	double		iops_x, p99_x, fast_iops_x, fast_p99_x, ad_x, ad_p99_x;
+	enum policy	fio_best;	/* F_FIO: of round-robin, queue-depth */
+	double		fio_x;
 	bool		ok;
 	char		why[160];
 };
@@ -288,6 +292,14 @@ static void judge(const struct scen *sc, const struct result *r,
 		if (lat->probe_pct > 1)
 			WHY(" probes>1%%");
 	}
+	if (sc->flags & F_FIO) {
+		v->fio_best = r[POL_QD].fio_mibs > r[POL_RR].fio_mibs ?
+			      POL_QD : POL_RR;
+		b = &r[v->fio_best];
+		v->fio_x = b->fio_mibs > 0 ? lat->fio_mibs / b->fio_mibs : 0;
+		if (v->fio_x < 0.97)
+			WHY(" fio MiB/s<0.97x%s", policy_names[v->fio_best]);
+	}
 	if (sc->flags & F_SLOWLINK &&
 	    lat->inflight[sc->nr_paths - 1] >
 	    r[POL_QD].inflight[sc->nr_paths - 1] * 1.1)
@@ -312,6 +324,7 @@ static int do_check(void)
 	       cfg.rule.name);
 	printf("#   delay-asymmetric (d*): also >= 0.97x IOPS, p99 <= 1.2x of fast-only, probes <= 1%% of I/O;\n");
 	printf("#   restore*: path 1's share of the last 3 s >= 0.4\n");
+	printf("#   bw4*: also >= 0.97x the MiB/s of round-robin or queue-depth as fio counts it (after the end, the drain)\n");
 	printf("#   d*: also ahead of adaptive (the published rule, whose own claim they are): >= 1.03x its MiB/s\n");
 	printf("#   or <= 0.9x its p99, neither < 0.97x nor > 1.1x; OPEN: a goal still open (issue 29), not counted\n");
 	for (i = 0; i < nr_scenarios; i++) {
@@ -341,6 +354,11 @@ static int do_check(void)
 				       res[POL_LAT].probe_pct);
 			if (sc->flags & F_RESTORE)
 				printf(" | path 1 share %.2f", res[POL_LAT].move_s);
+			if (sc->flags & F_FIO)
+				printf(" | fio %.1f MiB/s, %s %.1f (%.3fx)",
+				       res[POL_LAT].fio_mibs,
+				       policy_names[v.fio_best],
+				       res[v.fio_best].fio_mibs, v.fio_x);
 			if (sc->flags & F_CLAIM)
 				printf(" | adaptive %7.0f IOPS (%.3fx MiB/s) p99 %7.0f (%.3fx)",
 				       res[POL_ADAPT].iops, v.ad_x,
@@ -483,15 +501,42 @@ static int do_jobs(void)
 	return 0;
 }
 
-/* Per policy: MiB/s, p99 and the mean requests in flight on each path. */
+/*
+ * The swing: the RMS, over the measured BIN_NS bins and the paths, of a
+ * bin's mean in flight on a path less that path's mean over the run (0
+ * when every path holds its load, as queue-depth on equal links).  A bin
+ * of 100 ms stands for the lab's sampler, which reads an instant each
+ * second (tests/bench/field's inflight.csv, the same RMS over 2-11 s).
+ */
+static double swing(const struct result *r, const struct scen *sc)
+{
+	unsigned int b, i, n = 0;
+	double sum = 0;
+
+	for (b = cfg.warm_ns / BIN_NS; b < r->nr_bins; b++)
+		for (i = 0; i < sc->nr_paths; i++) {
+			double f = r->ibins[b][i] / BIN_NS - r->inflight[i];
+
+			sum += f * f;
+			n++;
+		}
+	return n ? sqrt(sum / n) : 0;
+}
+
+/*
+ * Per policy: MiB/s, p99, the swing, MiB/s as fio's time-based run
+ * counts it (the drain after the end included) and that drain, and the
+ * mean requests in flight on each path.
+ */
 static int do_inflight(void)
 {
 	unsigned int i, k;
 	enum policy p;
 
 	printf("# mean requests in flight per path (rule %s)\n", cfg.rule.name);
-	printf("%-11s %-12s %8s %8s  %s\n", "scenario", "policy", "MiB/s",
-	       "p99_us", "in flight p1/p2/..");
+	printf("%-11s %-12s %8s %8s %6s %8s %7s  %s\n", "scenario", "policy",
+	       "MiB/s", "p99_us", "swing", "fioMiB/s", "drain_s",
+	       "in flight p1/p2/..");
 	for (i = 0; i < nr_scenarios; i++) {
 		const struct scen *sc = &scenarios[i];
 
@@ -499,8 +544,10 @@ static int do_inflight(void)
 			continue;
 		run_all(sc, &cfg);
 		for (p = 0; p < NR_POL; p++) {
-			printf("%-11s %-12s %8.1f %8.0f ", sc->name,
-			       policy_names[p], res[p].mibs, res[p].p99_us);
+			printf("%-11s %-12s %8.1f %8.0f %6.1f %8.1f %7.2f ",
+			       sc->name, policy_names[p], res[p].mibs,
+			       res[p].p99_us, swing(&res[p], sc),
+			       res[p].fio_mibs, res[p].drain_s);
 			for (k = 0; k < sc->nr_paths; k++)
 				printf("%s%.1f", k ? "/" : " ", res[p].inflight[k]);
 			printf("\n");
@@ -520,8 +567,11 @@ static int do_timeline(const char *name)
 		return 2;
 	}
 	run_all(sc, &cfg);
-	printf("# %s: %s; rule %s\n# share %% of I/O issued per path (p1/p2/..) in %.1f s buckets\n",
-	       sc->name, sc->desc, cfg.rule.name, (double)per * BIN_NS / SEC);
+	printf("# %s: %s; rule %s\n# %s per path (p1/p2/..) in %.1f s buckets\n",
+	       sc->name, sc->desc, cfg.rule.name,
+	       opt_tl_inflight ? "mean requests in flight" :
+				 "share % of I/O issued",
+	       (double)per * BIN_NS / SEC);
 	printf("%6s", "t_s");
 	for (p = 0; p < NR_POL; p++)
 		printf(" %15s", policy_names[p]);
@@ -541,15 +591,41 @@ static int do_timeline(const char *name)
 				all += n[i];
 			}
 			buf[0] = 0;
-			for (i = 0; i < sc->nr_paths; i++)
-				len += snprintf(buf + len, sizeof(buf) - len,
-						"%s%.0f", i ? "/" : "",
-						all ? 100.0 * n[i] / all : 0);
+			for (i = 0; i < sc->nr_paths; i++) {
+				double f = 0;
+				unsigned int k;
+
+				for (k = b; k < b + per; k++)
+					f += res[p].ibins[k][i];
+				f /= (double)per * BIN_NS;
+				if (opt_tl_inflight)
+					len += snprintf(buf + len,
+							sizeof(buf) - len,
+							"%s%.0f", i ? "/" : "", f);
+				else
+					len += snprintf(buf + len,
+							sizeof(buf) - len,
+							"%s%.0f", i ? "/" : "",
+							all ? 100.0 * n[i] / all : 0);
+			}
 			printf(" %15s", buf);
 		}
 		printf("\n");
 	}
 	return 0;
+}
+
+/* --seeds N runs N streams: adjacent seeds must not start as one. */
+static bool seed_selftest(void)
+{
+	unsigned int i, k;
+
+	for (i = 0; i < nr_scenarios; i++)
+		for (k = 0; k < 100; k++)
+			if (sim_rng_state(cfg.seed + k, scenarios[i].name) ==
+			    sim_rng_state(cfg.seed + k + 1, scenarios[i].name))
+				return false;
+	return true;
 }
 
 static void usage(FILE *f)
@@ -559,6 +635,7 @@ static void usage(FILE *f)
 "  (none)              the grid table: every scenario x policy\n"
 "  --check             assert the goals of the latency policy; exit 1 on failure\n"
 "  --timeline SCEN     per-path share over time (--bucket N: N x 100 ms, 5)\n"
+"                      (with --inflight: mean requests in flight per path)\n"
 "  --jobs              per job: IOPS, p99, share and mean latency per path\n"
 "  --inflight          per policy: MiB/s, p99, mean requests in flight per path\n"
 "  --rules R1,R2,..    latency under each rule against the other policies\n"
@@ -700,12 +777,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "nlat-sim: bad rule '%s' (see rules.c)\n", rule);
 		return 2;
 	}
+	if (!seed_selftest()) {
+		fprintf(stderr, "nlat-sim: seeds %llu.. and the next run the same streams\n",
+			(unsigned long long)cfg.seed);
+		return 2;
+	}
 	if (!rule_selftest()) {
 		fprintf(stderr, "nlat-sim: norm100+near8 or share8 does not order as nvme_lat_cmp()\n");
 		return 2;
 	}
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	opt_tl_inflight = timeline && inflight;
 	if (timeline)
 		ret = do_timeline(timeline);
 	else if (rules)

@@ -52,6 +52,12 @@
  *		equal paths still spread
  *   nearN	latencies within 1/N of the lower one: nbar / 2 charged,
  *		else the variant's share (with norm100: all of it)
+ *   nsN	near (the kernel's band, or nearN's): S = N between them
+ *		(alone: norm100+near8+nsN).  On a link, where the latency
+ *		is the queue, a path measured at nbar costs about
+ *		nbar (S + inflight) / (S + nbar / 2) transfers, so one
+ *		measured lighter looks cheaper by a factor that grows
+ *		with S (issue 36's swing; docs/simulator.md)
  *   hold	(kernel's) the tracker's unproven state (nlat_unproven_for():
  *		a group quiet, or that never answered, given I/O) and
  *		stalled by its own quiet time, and the hold: a bio every
@@ -64,6 +70,12 @@
  *		with NVME_LAT_QUEUE_SHARE in flight while another candidate
  *		never answered (nvme_lat_wait_beside()), rechecked in 20 ms
  *   nowait	hold without wait (the kernel's before 2026-12-07)
+ *   nsvc	near also when lat / (S + nbar) are within the band (on
+ *		links of one rate the latency follows the queue, the
+ *		latency per request does not; alone: norm100+near8+nsvc)
+ *   rwcell	reads and writes of a size share a cell (one estimate)
+ *   leadN	latencies within 2x and one path more than N in flight
+ *		ahead: the other wins (alone: norm100+near8+leadN)
  *   rr		deliberately bad: round robin (to see the check fail)
  */
 #include <stdlib.h>
@@ -117,6 +129,15 @@ int rule_parse(const char *spec, struct rule *r)
 			r->bytes = false;
 			r->cost = COST_SHARE;
 			r->share = NVME_LAT_QUEUE_SHARE;
+		} else if (!strcmp(tok, "nsvc")) {
+			r->near_svc = true;
+			if (r->cost == COST_KERNEL) {
+				r->cost = COST_NORM;
+				r->pct = 100;
+				r->near = 8;
+			}
+		} else if (!strcmp(tok, "rwcell")) {
+			r->rwcell = true;
 		} else if (!strcmp(tok, "base")) {
 			r->base = true;
 		} else if (!strcmp(tok, "bytes")) {
@@ -150,6 +171,18 @@ int rule_parse(const char *spec, struct rule *r)
 			r->cost = COST_NORM;
 		} else if (num_tok(tok, "q", &r->s, 1, 1000)) {
 			r->cost = COST_NORM;
+		} else if (num_tok(tok, "lead", &r->lead, 1, 1000)) {
+			if (r->cost == COST_KERNEL) {
+				r->cost = COST_NORM;
+				r->pct = 100;
+				r->near = 8;
+			}
+		} else if (num_tok(tok, "ns", &r->near_s, 1, 1000)) {
+			if (r->cost == COST_KERNEL) {
+				r->cost = COST_NORM;
+				r->pct = 100;
+				r->near = 8;
+			}
 		} else if (num_tok(tok, "near", &r->near, 1, 100)) {
 			if (r->cost == COST_KERNEL)
 				r->cost = COST_NORM;
@@ -184,6 +217,18 @@ static u64 cost(const struct rule *r, const struct nvme_lat_cand *c, u64 base)
 				   (u64)nbar * r->pct / 100) + base;
 }
 
+static bool near_by(const struct rule *r, u64 a, u64 b)
+{
+	return (a > b ? a - b : b - a) * r->near <= (a < b ? a : b);
+}
+
+/* nsvc: the latency per request of the load it was measured at */
+static u64 svc_ns(const struct rule *r, const struct nvme_lat_cand *c)
+{
+	return mul_u64_u64_div_u64(c->lat_ns, NLAT_NBAR_ONE,
+				   (u64)r->s * NLAT_NBAR_ONE + c->nbar);
+}
+
 /* nvme_lat_cmp() with the variant's cost. */
 int rule_cmp(const struct rule *r, const struct sim_cand *sa,
 	     const struct sim_cand *sb)
@@ -203,12 +248,20 @@ int rule_cmp(const struct rule *r, const struct sim_cand *sa,
 		struct rule h = *r;
 
 		/* near: latencies within near %: the load charged as the kernel */
-		if (r->near && (a->lat_ns > b->lat_ns ? a->lat_ns - b->lat_ns :
-				b->lat_ns - a->lat_ns) * r->near <=
-		    (a->lat_ns < b->lat_ns ? a->lat_ns : b->lat_ns)) {
+		if (r->near && (near_by(r, a->lat_ns, b->lat_ns) ||
+				(r->near_svc &&
+				 near_by(r, svc_ns(r, a), svc_ns(r, b))))) {
 			h.pct = 50;
+			if (r->near_s)
+				h.s = r->near_s;
 			r = &h;
 		}
+		/* lead: latencies within 2x, one path far ahead in flight */
+		if (r->lead && a->lat_ns <= 2 * b->lat_ns &&
+		    b->lat_ns <= 2 * a->lat_ns &&
+		    (a->inflight > b->inflight + r->lead ||
+		     b->inflight > a->inflight + r->lead))
+			return a->inflight < b->inflight ? -1 : 1;
 		ca = cost(r, a, sa->base);
 		cb = cost(r, b, sb->base);
 		/* tie: within tie % of the lower, the one with fewer in flight */

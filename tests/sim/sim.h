@@ -67,6 +67,7 @@ struct job_cfg {
 #define F_CLAIM		16	/* the published adaptive rule's own claim: ours must lead it */
 #define F_OPEN		32	/* a goal not met yet: --check reports, does not count it */
 #define F_SLOWLINK	64	/* the last path is slower: no more in flight there than queue-depth */
+#define F_FIO		128	/* the lab's fio run: MiB/s as fio counts it (the drain) too */
 
 struct scen {
 	const char	*name;
@@ -100,7 +101,11 @@ struct rule {
 	unsigned int	share;		/* COST_SHARE */
 	unsigned int	tie;		/* costs within tie % compare by in flight */
 	unsigned int	near;		/* latencies within 1/near: nbar / 2 charged */
+	unsigned int	near_s;		/* near: S of their comparison (0: s) */
+	bool		near_svc;	/* near also by lat / (S + nbar) */
 	bool		v1;		/* the old tracker (rules.c) */
+	bool		rwcell;		/* reads and writes of a size share a cell */
+	unsigned int	lead;		/* lead: in flight ahead by more, within 2x: fewer wins */
 	bool		bytes;		/* in flight and nbar in units of the I/O's size */
 	bool		base;		/* only the latency above its floor is charged for load */
 	bool		rr;		/* deliberately bad: round robin */
@@ -224,8 +229,11 @@ struct result {
 	double		share[MAXP];
 	double		inflight[MAXP];	/* mean requests in flight per path */
 	double		move_s;		/* F_STEP / F_FLIP; < 0: n/a or never */
+	double		fio_mibs;	/* as fio's time-based run: with the drain */
+	double		drain_s;	/* from the end until the last completion */
 	unsigned int	nr_bins;
 	u64		bins[MAXBINS][MAXP];	/* I/O issued per path per BIN_NS */
+	double		ibins[MAXBINS][MAXP];	/* in flight x ns per path per BIN_NS */
 	u32		hist[HBUCKETS];
 };
 
@@ -249,6 +257,10 @@ struct sim {
 	u64			rng;
 	u64			now;
 	u64			t0;	/* the scenario's t = 0 */
+	/* after the end: no new I/O, the slots' last completions counted */
+	bool			draining;
+	unsigned int		drain_left;	/* slots not completed since */
+	u64			drain_end, fio_bytes;
 	struct nq		nq[MAXNS][MAXP];
 	struct ctrl		ctrl[MAXP];
 	unsigned int		rr_cur[MAXNS][MAXNODES];
@@ -276,6 +288,7 @@ struct sim {
 
 double hist_pct(const u32 *hist, u64 nr, double pct);
 
+u64 sim_rng_state(u64 seed, const char *name);
 void sim_run(const struct scen *sc, enum policy pol, const struct simcfg *cfg,
 	     struct result *res);
 
