@@ -100,6 +100,10 @@ struct rule {
 	unsigned int	share;		/* COST_SHARE */
 	unsigned int	tie;		/* costs within tie % compare by in flight */
 	unsigned int	near;		/* latencies within 1/near: nbar / 2 charged */
+	unsigned int	ramp;		/* nbar / 2 at one latency to all at 1/ramp apart */
+	unsigned int	svc;		/* ramp: lat / nbar within 1/svc: nbar / 2 */
+	bool		sq;		/* ramp: quadratic, not linear */
+	unsigned int	flat;		/* ramp: from 1/flat apart, nbar / 2 within */
 	bool		v1;		/* the old tracker (rules.c) */
 	bool		bytes;		/* in flight and nbar in units of the I/O's size */
 	bool		base;		/* only the latency above its floor is charged for load */
