@@ -16,19 +16,24 @@
  * at once): that spreads a burst over paths of equal latency, as
  * queue-depth does, before the estimates move.  The estimate already holds
  * the queueing of the load it was measured at, so that load (nbar) is
- * charged again only in part, f:
+ * charged again only in part, f, set by the pair of paths compared:
  *
- * - f = 1 between paths whose latencies differ by more than 1/8
- *   (NVME_LAT_NEAR_SHIFT): a path is charged only for load beyond what it
- *   was measured at, so the faster path keeps a load at which it is still
- *   the faster.  With less, a path carrying depth D costs up to
+ * - f = 1 between paths whose latencies differ by 1/4 of the lower or
+ *   more (NVME_LAT_NEAR_SHIFT): a path is charged only for load beyond
+ *   what it was measured at, so the faster path keeps a load at which it
+ *   is still the faster.  With less, a path carrying depth D costs up to
  *   (S + D) / (S + D * f) of its latency: at f = 1/2 a path 1.5x slower
  *   takes a share at depth 16, and any path less than 2x slower at some
  *   depth, though its latency does not grow with the load at all;
- * - f = 1/2 between paths of about one latency: with all of it, a path
- *   is never charged for the load it carries and two equal paths keep
- *   whatever split they had (a path that recovers never wins its share
- *   back); with half, they converge to an even split.
+ * - f = 1/2 between paths of one latency: with all of it, a path is never
+ *   charged for the load it carries and two equal paths keep whatever
+ *   split they had (a path that recovers never wins its share back); with
+ *   half, they converge to an even split;
+ * - in between, f rises linearly with the difference.  A step would move
+ *   a burst each time the latencies cross it: on links, where latency
+ *   follows load, the split settles where the latencies meet, so they
+ *   keep crossing, and each time f drops, the loaded path costs more at
+ *   once and the next requests pile onto the slow link.
  *
  * lat_ns is capped at NVME_LAT_MAX_NS (~18 minutes) and inflight at
  * NVME_LAT_MAX_INFLIGHT, so lat_ns * (S + inflight) stays below 2^61;
@@ -43,7 +48,7 @@
 #define NVME_LAT_MAX_NS		(1ULL << 40)
 #define NVME_LAT_MAX_INFLIGHT	((1U << 20) - 1)
 #define NVME_LAT_QUEUE_SHARE	8
-#define NVME_LAT_NEAR_SHIFT	3	/* near: within 1/8 of the lower latency */
+#define NVME_LAT_NEAR_SHIFT	2	/* f < 1 within 1/4 of the lower latency */
 
 struct nvme_lat_cand {
 	u64	lat_ns;		/* tracker estimate, 0 = no data */
@@ -59,28 +64,31 @@ static inline u64 nvme_lat_capped(u64 lat_ns)
 	return lat_ns < NVME_LAT_MAX_NS ? lat_ns : NVME_LAT_MAX_NS;
 }
 
-/* The cost of @c, nbar charged in full, or by half if @near. */
-static inline u64 nvme_lat_cost(const struct nvme_lat_cand *c, bool near)
+/*
+ * The part of @nbar charged between two paths whose latencies are @d
+ * apart, @w being 1/2^NVME_LAT_NEAR_SHIFT of the lower: nbar * f, half
+ * at one latency, rising linearly to all of it at @w apart.
+ */
+static inline u32 nvme_lat_charge(u32 nbar, u64 d, u64 w)
+{
+	nbar = nbar < NLAT_NBAR_MAX ? nbar : NLAT_NBAR_MAX;
+	if (d >= w)
+		return nbar;
+	/* d < w: less than nbar / 2 more */
+	return nbar / 2 + (u32)mul_u64_u64_div_u64(nbar / 2, d, w);
+}
+
+/* The cost of @c, @charge of its nbar charged (nvme_lat_charge()). */
+static inline u64 nvme_lat_cost(const struct nvme_lat_cand *c, u32 charge)
 {
 	u64 lat = nvme_lat_capped(c->lat_ns);
 	u32 nr = c->inflight < NVME_LAT_MAX_INFLIGHT ?
 		 c->inflight : NVME_LAT_MAX_INFLIGHT;
-	u32 nbar = c->nbar < NLAT_NBAR_MAX ? c->nbar : NLAT_NBAR_MAX;
 
 	return mul_u64_u64_div_u64(lat * (NVME_LAT_QUEUE_SHARE + nr),
 				   NLAT_NBAR_ONE,
 				   NVME_LAT_QUEUE_SHARE * NLAT_NBAR_ONE +
-				   (near ? nbar / 2 : nbar));
-}
-
-/* Latencies @a and @b (ns) within 1/8 of the lower one, both capped. */
-static inline bool nvme_lat_near(u64 a, u64 b)
-{
-	a = nvme_lat_capped(a);
-	b = nvme_lat_capped(b);
-	if (a > b)
-		return a - b <= b >> NVME_LAT_NEAR_SHIFT;
-	return b - a <= a >> NVME_LAT_NEAR_SHIFT;
+				   (u64)charge);
 }
 
 /*
@@ -93,8 +101,8 @@ static inline bool nvme_lat_near(u64 a, u64 b)
  * has not answered yet; the caller holds I/O when every path is); then a
  * path with an estimate beats one without (a path without data only gets
  * I/O as a probe, granted by the tracker, not here); two paths with
- * estimates compare by cost (nbar charged by half if their latencies are
- * near, in full otherwise), then by fewer in-flight requests; two paths
+ * estimates compare by cost (nbar charged by half at one latency, in full
+ * 1/4 apart: nvme_lat_charge()), then by fewer in-flight requests; two paths
  * without estimates compare by fewer in-flight requests (queue-depth).
  */
 static inline int nvme_lat_cmp(const struct nvme_lat_cand *a,
@@ -109,10 +117,13 @@ static inline int nvme_lat_cmp(const struct nvme_lat_cand *a,
 	if (!a->lat_ns != !b->lat_ns)
 		return a->lat_ns ? -1 : 1;
 	if (a->lat_ns) {
-		bool near = nvme_lat_near(a->lat_ns, b->lat_ns);
+		u64 la = nvme_lat_capped(a->lat_ns);
+		u64 lb = nvme_lat_capped(b->lat_ns);
+		u64 d = la > lb ? la - lb : lb - la;
+		u64 w = (la < lb ? la : lb) >> NVME_LAT_NEAR_SHIFT;
 
-		ca = nvme_lat_cost(a, near);
-		cb = nvme_lat_cost(b, near);
+		ca = nvme_lat_cost(a, nvme_lat_charge(a->nbar, d, w));
+		cb = nvme_lat_cost(b, nvme_lat_charge(b->nbar, d, w));
 		if (ca != cb)
 			return ca < cb ? -1 : 1;
 	}

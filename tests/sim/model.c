@@ -849,6 +849,20 @@ again:
 	res->p50_us = hist_pct(res->hist, res->ios, 50) / 1000;
 	res->p99_us = hist_pct(res->hist, res->ios, 99) / 1000;
 	res->p999_us = hist_pct(res->hist, res->ios, 99.9) / 1000;
+	/* NLAT_SIM_TAIL_MS: the latency policy's share of I/O above it */
+	if (getenv("NLAT_SIM_TAIL_MS") && pol == POL_LAT) {
+		double t = atof(getenv("NLAT_SIM_TAIL_MS")) * 1e6, over = 0;
+
+		for (i = 0; i < HBUCKETS; i++)
+			if (hist_val(i) > t)
+				over += res->hist[i];
+		fprintf(stderr, "tail %s seed %llu: %.3f%% over %s ms, p98 %.1f p99 %.1f p99.5 %.1f ms\n",
+			sc->name, (unsigned long long)cfg->seed,
+			100.0 * over / res->ios, getenv("NLAT_SIM_TAIL_MS"),
+			hist_pct(res->hist, res->ios, 98) / 1e6,
+			hist_pct(res->hist, res->ios, 99) / 1e6,
+			hist_pct(res->hist, res->ios, 99.5) / 1e6);
+	}
 	res->probe_pct = res->ios ? 100.0 * res->probes / res->ios : 0;
 	for (i = 0; i < MAXP; i++) {
 		res->share[i] = res->ios ? (double)res->per_path[i] / res->ios : 0;

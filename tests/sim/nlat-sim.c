@@ -783,7 +783,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (!rule_selftest()) {
-		fprintf(stderr, "nlat-sim: norm100+near8 or share8 does not order as nvme_lat_cmp()\n");
+		fprintf(stderr, "nlat-sim: ramp4 or share8 does not order as nvme_lat_cmp()\n");
 		return 2;
 	}
 

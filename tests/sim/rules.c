@@ -14,7 +14,8 @@
  *		(norm50: the kernel's before 2026-12-06, near8 below; norm100:
  *		a path is never charged for the load it was measured at, so
  *		equal paths keep any split and one that recovers does not
- *		win its share back; norm100+near8 is the kernel's cost)
+ *		win its share back; norm100+near8 is the kernel's cost of
+ *		2026-12-06, before ramp4)
  *   shareN	kernel, but cost lat * (N + inflight), no nbar (share8:
  *		kernel without nbar)
  *   v1		the old headers' rule and tracker, reproduced: cost lat *
@@ -46,12 +47,19 @@
  *   scan	every path read per I/O (the kernel's before)
  *   two	as ranked, but the first candidate is the last winner
  *		(no scan): sticks to a path that won once
+ *   rampN	nbar charged by half between paths of one latency, by more
+ *		as their latencies part, in full from 1/N of the lower apart,
+ *		linearly (nvme_lat_charge(); the kernel's since 2026-12-07 is
+ *		ramp4); with flatM: by half within 1/M, ramping from there to
+ *		1/N; with svcN: also by half where lat / nbar are within 1/N;
+ *		with sq: quadratic, not linear
  *   tieN	costs within N % of the lower one compare by in flight
  *		(queue-depth among paths of about one cost); with norm100:
  *		the load a path was measured at is charged in full, and
  *		equal paths still spread
  *   nearN	latencies within 1/N of the lower one: nbar / 2 charged,
- *		else the variant's share (with norm100: all of it)
+ *		else the variant's share (with norm100: all of it); a step
+ *		where ramp (below) is linear
  *   nsN	near (the kernel's band, or nearN's): S = N between them
  *		(alone: norm100+near8+nsN).  On a link, where the latency
  *		is the queue, a path measured at nbar costs about
@@ -78,6 +86,7 @@
  *		ahead: the other wins (alone: norm100+near8+leadN)
  *   rr		deliberately bad: round robin (to see the check fail)
  */
+#include <math.h>
 #include <stdlib.h>
 
 #include "sim.h"
@@ -186,6 +195,15 @@ int rule_parse(const char *spec, struct rule *r)
 		} else if (num_tok(tok, "near", &r->near, 1, 100)) {
 			if (r->cost == COST_KERNEL)
 				r->cost = COST_NORM;
+		} else if (num_tok(tok, "ramp", &r->ramp, 1, 100)) {
+			if (r->cost == COST_KERNEL)
+				r->cost = COST_NORM;
+			r->pct = 100;
+		} else if (num_tok(tok, "flat", &r->flat, 1, 1000) ||
+			   num_tok(tok, "svc", &r->svc, 1, 1000)) {
+			continue;
+		} else if (!strcmp(tok, "sq")) {
+			r->sq = true;
 		} else if (num_tok(tok, "tie", &r->tie, 1, 100)) {
 			if (r->cost == COST_KERNEL)
 				r->cost = COST_NORM;
@@ -245,6 +263,7 @@ int rule_cmp(const struct rule *r, const struct sim_cand *sa,
 	if (!a->lat_ns != !b->lat_ns)
 		return a->lat_ns ? -1 : 1;
 	if (a->lat_ns) {
+		struct nvme_lat_cand ra, rb;
 		struct rule h = *r;
 
 		/* near: latencies within near %: the load charged as the kernel */
@@ -262,6 +281,33 @@ int rule_cmp(const struct rule *r, const struct sim_cand *sa,
 		    (a->inflight > b->inflight + r->lead ||
 		     b->inflight > a->inflight + r->lead))
 			return a->inflight < b->inflight ? -1 : 1;
+		/* ramp: nvme_lat_charge() over a band from 1/flat to 1/ramp */
+		if (r->ramp) {
+			u64 la = nvme_lat_capped(a->lat_ns);
+			u64 lb = nvme_lat_capped(b->lat_ns);
+			u64 lo = la < lb ? la : lb;
+			u64 d = la > lb ? la - lb : lb - la;
+			u64 f0 = r->flat ? lo / r->flat : 0, f1 = lo / r->ramp;
+			u64 w = f1 > f0 ? f1 - f0 : 0;
+
+			d = d > f0 ? d - f0 : 0;
+			/* svc: latencies per request in flight within 1/svc */
+			if (r->svc && a->nbar && b->nbar) {
+				double x = (double)la / a->nbar,
+				       y = (double)lb / b->nbar;
+
+				if (fabs(x - y) * r->svc <= (x < y ? x : y))
+					d = 0;
+			}
+			if (r->sq && d < w)
+				d = mul_u64_u64_div_u64(d, d, w);
+			ra = *a;
+			rb = *b;
+			ra.nbar = nvme_lat_charge(a->nbar, d, w);
+			rb.nbar = nvme_lat_charge(b->nbar, d, w);
+			a = &ra;
+			b = &rb;
+		}
 		ca = cost(r, a, sa->base);
 		cb = cost(r, b, sb->base);
 		/* tie: within tie % of the lower, the one with fewer in flight */
@@ -293,19 +339,19 @@ static void rand_cand(u64 *x, struct nvme_lat_cand *c)
 }
 
 /*
- * norm100+near8 must order exactly as the header does, and share8 (v1's
+ * ramp4 must order exactly as the header does, and share8 (v1's
  * cost) as the header with nbar 0: the old rule is the new one measured
  * idle.
  */
 bool rule_selftest(void)
 {
-	struct rule n50, s8, k;
+	struct rule rk, s8, k;
 	struct sim_cand sa = { 0 }, sb = { 0 };
 	u64 x = 88172645463325252ULL;
 	unsigned int i;
 
 	rule_parse("kernel", &k);
-	rule_parse("norm100+near8", &n50);
+	rule_parse("ramp4", &rk);
 	rule_parse("share8", &s8);
 	for (i = 0; i < 100000; i++) {
 		struct nvme_lat_cand a, b;
@@ -314,7 +360,7 @@ bool rule_selftest(void)
 		rand_cand(&x, &b);
 		sa.c = a;
 		sb.c = b;
-		if (sign(rule_cmp(&n50, &sa, &sb)) != sign(rule_cmp(&k, &sa, &sb)))
+		if (sign(rule_cmp(&rk, &sa, &sb)) != sign(rule_cmp(&k, &sa, &sb)))
 			return false;
 		sa.c.nbar = sb.c.nbar = 0;
 		if (sign(rule_cmp(&s8, &sa, &sb)) != sign(rule_cmp(&k, &sa, &sb)))

@@ -103,6 +103,10 @@ struct rule {
 	unsigned int	near;		/* latencies within 1/near: nbar / 2 charged */
 	unsigned int	near_s;		/* near: S of their comparison (0: s) */
 	bool		near_svc;	/* near also by lat / (S + nbar) */
+	unsigned int	ramp;		/* nbar / 2 at one latency to all at 1/ramp apart */
+	unsigned int	svc;		/* ramp: lat / nbar within 1/svc: nbar / 2 */
+	bool		sq;		/* ramp: quadratic, not linear */
+	unsigned int	flat;		/* ramp: from 1/flat apart, nbar / 2 within */
 	bool		v1;		/* the old tracker (rules.c) */
 	bool		rwcell;		/* reads and writes of a size share a cell */
 	unsigned int	lead;		/* lead: in flight ahead by more, within 2x: fewer wins */

@@ -458,12 +458,16 @@ static void test_cmp_rule(void)
 	/* beyond the load it was measured at, the faster path is charged */
 	CHECK(cmp_nbar(2 * MS, 40, 16 * NLAT_NBAR_ONE, 3 * MS, 0, 0) > 0,
 	      "a burst beyond the measured load");
-	/* near: within 1/8 of the lower latency, nbar by half */
-	CHECK(nvme_lat_near(800 * US, 900 * US) &&
-	      nvme_lat_near(900 * US, 800 * US), "");
-	CHECK(!nvme_lat_near(800 * US, 901 * US) &&
-	      !nvme_lat_near(901 * US, 800 * US), "");
-	CHECK(nvme_lat_near(~0ULL, NVME_LAT_MAX_NS), "capped");
+	/* nbar by half at one latency, in full from 1/4 apart, linear between */
+	CHECK(nvme_lat_charge(16 * NLAT_NBAR_ONE, 0, 200 * US) ==
+	      8 * NLAT_NBAR_ONE, "one latency");
+	CHECK(nvme_lat_charge(16 * NLAT_NBAR_ONE, 100 * US, 200 * US) ==
+	      12 * NLAT_NBAR_ONE, "halfway");
+	CHECK(nvme_lat_charge(16 * NLAT_NBAR_ONE, 200 * US, 200 * US) ==
+	      16 * NLAT_NBAR_ONE, "1/4 apart");
+	CHECK(nvme_lat_charge(~0U, 1, 2) == NLAT_NBAR_MAX / 2 +
+	      NLAT_NBAR_MAX / 4 && nvme_lat_charge(~0U, 0, 0) == NLAT_NBAR_MAX,
+	      "capped");
 	/* equal paths: the one with more than its share loses, even split */
 	CHECK(cmp_nbar(1 * MS, 9, 8 * NLAT_NBAR_ONE, 1 * MS, 7,
 		       8 * NLAT_NBAR_ONE) > 0, "back to an even split");
@@ -474,6 +478,39 @@ static void test_cmp_rule(void)
 	/* a burst beyond the measured load spreads */
 	CHECK(cmp_nbar(1 * MS, 16, 4 * NLAT_NBAR_ONE, 1 * MS, 4,
 		       4 * NLAT_NBAR_ONE) > 0, "a burst on one path");
+}
+
+/*
+ * The requests @b (nbar 4) takes before @a (@la, 16 in flight, nbar 16)
+ * is the better path again.
+ */
+static unsigned int cmp_takes(u64 la, u64 lb)
+{
+	unsigned int n;
+
+	for (n = 0; n < 64; n++)
+		if (cmp_nbar(la, 16, 16 * NLAT_NBAR_ONE, lb, n,
+			     4 * NLAT_NBAR_ONE) < 0)
+			break;
+	return n;
+}
+
+/*
+ * A latency that moves by 1/1000 moves at most one request: charged by a
+ * step, the loaded path 1/8 slower cost (8 + 16) / (8 + 8) of its latency
+ * and 1 ns more slower only its latency, a burst of three to the other.
+ */
+static void test_cmp_ramp(void)
+{
+	unsigned int prev = cmp_takes(1 * MS, 1 * MS), n;
+	u64 la;
+
+	for (la = 1 * MS + 1 * US; la <= 2 * MS; la += 1 * US) {
+		n = cmp_takes(la, 1 * MS);
+		CHECK((n > prev ? n - prev : prev - n) <= 1,
+		      "%u then %u requests at %llu ns", prev, n, ULL(la));
+		prev = n;
+	}
 }
 
 /* nbar: Little's law over each fold, an EWMA across folds. */
@@ -804,17 +841,20 @@ static void test_cmp_ceiling(void)
 	unsigned int near;
 
 	/* capped, no wrap: the largest cost is the cap's, and finite */
-	CHECK(nvme_lat_cost(&huge, true) == nvme_lat_cost(&cap, true), "");
-	CHECK(nvme_lat_cost(&cap, true) == NVME_LAT_MAX_NS / NVME_LAT_QUEUE_SHARE *
+	CHECK(nvme_lat_cost(&huge, 0) == nvme_lat_cost(&cap, 0), "");
+	CHECK(nvme_lat_cost(&cap, 0) == NVME_LAT_MAX_NS / NVME_LAT_QUEUE_SHARE *
 	      (NVME_LAT_QUEUE_SHARE + NVME_LAT_MAX_INFLIGHT), "wrapped");
 	/* (S + max) / (S + max * f) of the latency cap, to the ns */
-	for (near = 0; near < 2; near++)
-		CHECK(nvme_lat_cost(&low, near) == nvme_lat_cost(&low_cap, near) &&
-		      fabs((double)nvme_lat_cost(&low, near) - (double)NVME_LAT_MAX_NS *
+	for (near = 0; near < 2; near++) {
+		u32 f = nvme_lat_charge(low.nbar, near ? 0 : 1, 1);
+
+		CHECK(nvme_lat_cost(&low, f) == nvme_lat_cost(&low_cap, f) &&
+		      fabs((double)nvme_lat_cost(&low, f) - (double)NVME_LAT_MAX_NS *
 			   (NVME_LAT_QUEUE_SHARE + NVME_LAT_MAX_INFLIGHT) /
 			   (NVME_LAT_QUEUE_SHARE + NLAT_NBAR_MAX / (near ? 2.0 : 1.0) /
 			    NLAT_NBAR_ONE)) < 2,
-		      "nbar at its cap: %llu", ULL(nvme_lat_cost(&low, near)));
+		      "nbar at its cap: %llu", ULL(nvme_lat_cost(&low, f)));
+	}
 	CHECK(cmp(~0ULL, ~0U, NVME_LAT_MAX_NS - 1, 0) > 0, "");
 	CHECK(cmp(1, ~0U, 2, 0) > 0, "");
 }
@@ -1545,6 +1585,7 @@ static const struct {
 	{ "io_class",		test_io_class },
 	{ "overflow_ceiling",	test_overflow_ceiling },
 	{ "cmp_rule",		test_cmp_rule },
+	{ "cmp_ramp",		test_cmp_ramp },
 	{ "nbar_fold",		test_nbar_fold },
 	{ "cmp_ceiling",	test_cmp_ceiling },
 	{ "infl_pack",		test_infl_pack },
