@@ -13,6 +13,7 @@
  */
 
 #include <linux/bitmap.h>
+#include <linux/error-injection.h>
 #include <linux/hashtable.h>
 #include <linux/jiffies.h>
 #include <linux/module.h>
@@ -39,7 +40,8 @@ static atomic_t nlat_nr_queues = ATOMIC_INIT(0);
 static DEFINE_HASHTABLE(nlat_groups, NLAT_HASH_BITS);
 static DEFINE_SPINLOCK(nlat_group_lock);
 
-static struct nlat_queue *nlat_alloc(struct request_queue *q)
+/* noinline, as each allocator here: a fail_function target */
+static noinline struct nlat_queue *nlat_alloc(struct request_queue *q)
 {
 	unsigned int nr_cells = nr_node_ids * NLAT_NR_CLASSES;
 	struct nlat_queue *nq;
@@ -66,6 +68,7 @@ free_nq:
 	kfree(nq);
 	return NULL;
 }
+ALLOW_ERROR_INJECTION(nlat_alloc, NULL);
 
 static void nlat_free(struct nlat_queue *nq)
 {
@@ -101,6 +104,30 @@ static struct nlat_group *nlat_group_find(const void *key)
 	return NULL;
 }
 
+/* A group of @key for @q's tag set, not hashed; NULL without memory. */
+static noinline struct nlat_group *nlat_group_alloc(struct request_queue *q,
+						    const void *key)
+{
+	struct blk_mq_tag_set *set = q->tag_set;
+	struct nlat_group *g;
+
+	g = kzalloc_node(sizeof(*g), GFP_KERNEL, q->node);
+	if (!g)
+		return NULL;
+	g->key = key;
+	g->set = set;
+	g->tag_hctxs = set->nr_hw_queues;
+	g->tag_depth = set->queue_depth;
+	g->tag_bytes = kvzalloc_node(array_size(g->tag_hctxs, g->tag_depth),
+				     GFP_KERNEL, q->node);
+	if (!g->tag_bytes) {
+		kfree(g);
+		return NULL;
+	}
+	return g;
+}
+ALLOW_ERROR_INJECTION(nlat_group_alloc, NULL);
+
 /*
  * A reference to the group of @key, made for @q's tag set if there is
  * none; before any lock of @q's.  The tags, and so the table of tag
@@ -129,20 +156,9 @@ static struct nlat_group *nlat_group_get(struct request_queue *q,
 		if (g)
 			return g->set == set ? g : ERR_PTR(-EINVAL);
 
-		new = kzalloc_node(sizeof(*new), GFP_KERNEL, q->node);
+		new = nlat_group_alloc(q, key);
 		if (!new)
 			return ERR_PTR(-ENOMEM);
-		new->key = key;
-		new->set = set;
-		new->tag_hctxs = set->nr_hw_queues;
-		new->tag_depth = set->queue_depth;
-		new->tag_bytes = kvzalloc_node(array_size(new->tag_hctxs,
-							  new->tag_depth),
-					       GFP_KERNEL, q->node);
-		if (!new->tag_bytes) {
-			kfree(new);
-			return ERR_PTR(-ENOMEM);
-		}
 	}
 }
 
@@ -209,6 +225,13 @@ bool nlat_tracked(struct request_queue *q)
 	rcu_read_unlock();
 	return ret;
 }
+
+/* The trackers of a batch of @n queues, allocated before any freeze. */
+static noinline struct nlat_queue **nlat_alloc_nqs(unsigned int n)
+{
+	return kvcalloc(n, sizeof(struct nlat_queue *), GFP_KERNEL);
+}
+ALLOW_ERROR_INJECTION(nlat_alloc_nqs, NULL);
 
 /* A tracker made for @q and not linked: undo nlat_attach_prepare(). */
 static void nlat_attach_undo(struct nlat_queue *nq)
@@ -307,7 +330,7 @@ void nlat_attach_many(struct request_queue *const *qs,
 	struct nlat_queue **nqs;
 	unsigned int i, noio;
 
-	nqs = kvcalloc(n, sizeof(*nqs), GFP_KERNEL);
+	nqs = nlat_alloc_nqs(n);
 	for (i = 0; i < n; i++)
 		rets[i] = nqs ? nlat_attach_prepare(qs[i], groups[i], &nqs[i]) :
 				-ENOMEM;
@@ -361,7 +384,7 @@ static void nlat_detach_queues(struct request_queue *const *qs, int *rets,
 	unsigned int i, noio;
 
 	/* allocated before freezing; without it, one queue at a time */
-	nqs = n > 1 ? kvcalloc(n, sizeof(*nqs), GFP_KERNEL) : &one;
+	nqs = n > 1 ? nlat_alloc_nqs(n) : &one;
 	if (!nqs) {
 		for (i = 0; i < n; i++)
 			nlat_detach_queues(&qs[i], &rets[i], 1, bounded);

@@ -6,6 +6,7 @@
  * makes room before it takes any lock of the queue.
  */
 
+#include <linux/error-injection.h>
 #include <linux/log2.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
@@ -51,6 +52,7 @@ int nlat_reserve(unsigned int id)
 		kvfree_rcu(old, rcu);
 	return 0;
 }
+ALLOW_ERROR_INJECTION(nlat_reserve, ERRNO);
 
 /* Store @nq (NULL: erase) at @id, which nlat_reserve() made room for. */
 void nlat_table_set(unsigned int id, struct nlat_queue *nq)

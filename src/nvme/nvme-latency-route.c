@@ -14,6 +14,7 @@
  * path is freed.
  */
 
+#include <linux/error-injection.h>
 #include <linux/hashtable.h>
 #include <linux/jiffies.h>
 #include <linux/rculist.h>
@@ -61,11 +62,30 @@ struct nvme_lat_slot *nvme_lat_slot(struct nvme_ns_head *head, int node,
 	return &r->slot[node * NLAT_NR_CLASSES + cls];
 }
 
+/* @head's route, not hashed, ranked by its first I/O; NULL without memory */
+static noinline struct nvme_lat_route *
+nvme_lat_route_alloc(struct nvme_ns_head *head)
+{
+	struct nvme_lat_route *r;
+	unsigned int i;
+
+	r = kzalloc(struct_size(r, slot, nr_node_ids * NLAT_NR_CLASSES),
+		    GFP_KERNEL);
+	if (!r)
+		return NULL;
+	r->head = head;
+	for (i = 0; i < nr_node_ids * NLAT_NR_CLASSES; i++) {
+		r->slot[i].ranked = jiffies - NVME_LAT_RANK_JIFFIES;
+		r->slot[i].probe_at = jiffies;
+	}
+	return r;
+}
+ALLOW_ERROR_INJECTION(nvme_lat_route_alloc, NULL);
+
 /* @head gained a path: give it a route if it has none.  Sleeps. */
 void nvme_lat_route_add(struct nvme_ns_head *head)
 {
 	struct nvme_lat_route *r;
-	unsigned int i;
 
 	rcu_read_lock();
 	r = nvme_lat_route_find(head);
@@ -73,16 +93,9 @@ void nvme_lat_route_add(struct nvme_ns_head *head)
 	if (r)
 		return;
 	/* no route: I/O scans every path, as before */
-	r = kzalloc(struct_size(r, slot, nr_node_ids * NLAT_NR_CLASSES),
-		    GFP_KERNEL);
+	r = nvme_lat_route_alloc(head);
 	if (!r)
 		return;
-	r->head = head;
-	for (i = 0; i < nr_node_ids * NLAT_NR_CLASSES; i++) {
-		/* ranked by the first I/O */
-		r->slot[i].ranked = jiffies - NVME_LAT_RANK_JIFFIES;
-		r->slot[i].probe_at = jiffies;
-	}
 	spin_lock(&nvme_lat_route_lock);
 	if (nvme_lat_route_find(head)) {
 		spin_unlock(&nvme_lat_route_lock);

@@ -68,6 +68,7 @@
 
 #include <linux/async.h>
 #include <linux/blkdev.h>
+#include <linux/error-injection.h>
 #include <linux/hashtable.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
@@ -353,6 +354,22 @@ static void nvme_lat_hold_free(struct nvme_ns_head *head)
 	kfree(h);
 }
 
+/* A hold record for @head, not hashed; NULL without memory. */
+static noinline struct nvme_lat_hold *
+nvme_lat_hold_alloc(struct nvme_ns_head *head)
+{
+	struct nvme_lat_hold *h;
+
+	/* submission context, maybe a reclaim's: no sleep, no reserves */
+	h = kzalloc_obj(*h, GFP_NOWAIT | __GFP_NOWARN);
+	if (!h)
+		return NULL;
+	h->head = head;
+	INIT_DELAYED_WORK(&h->recheck, nvme_lat_recheck_fn);
+	return h;
+}
+ALLOW_ERROR_INJECTION(nvme_lat_hold_alloc, NULL);
+
 /**
  * nvme_lat_hold() - put @bio on @head's requeue list until a path answers
  * @head: the multipath head
@@ -399,12 +416,9 @@ again:
 		kfree(new);
 		return true;
 	}
-	/* submission context, maybe a reclaim's: no sleep, no reserves */
-	new = kzalloc_obj(*new, GFP_NOWAIT | __GFP_NOWARN);
+	new = nvme_lat_hold_alloc(head);
 	if (!new)
 		return false;
-	new->head = head;
-	INIT_DELAYED_WORK(&new->recheck, nvme_lat_recheck_fn);
 	goto again;
 }
 
@@ -771,7 +785,8 @@ struct nvme_lat_paths {
  * after the count attach themselves (nvme_lat_add_path() reads the policy
  * written before this walk).
  */
-static struct nvme_lat_paths *nvme_lat_paths(struct nvme_subsystem *subsys)
+static noinline struct nvme_lat_paths *
+nvme_lat_paths(struct nvme_subsystem *subsys)
 {
 	struct nvme_ns_head *head;
 	struct nvme_lat_paths *paths;
@@ -801,6 +816,7 @@ static struct nvme_lat_paths *nvme_lat_paths(struct nvme_subsystem *subsys)
 	mutex_unlock(&subsys->lock);
 	return paths;
 }
+ALLOW_ERROR_INJECTION(nvme_lat_paths, NULL);
 
 static void nvme_lat_put_paths_work(struct work_struct *work)
 {
@@ -830,8 +846,8 @@ struct nvme_lat_batch {
 };
 
 /* Arrays for the paths of @paths (NULL-ended); false without memory. */
-static bool nvme_lat_batch_alloc(struct nvme_lat_batch *b,
-				 struct nvme_ns **paths)
+static noinline bool nvme_lat_batch_alloc(struct nvme_lat_batch *b,
+					  struct nvme_ns **paths)
 {
 	size_t each = 3 * sizeof(void *) + sizeof(int);
 	unsigned int n = 0;
@@ -849,6 +865,7 @@ static bool nvme_lat_batch_alloc(struct nvme_lat_batch *b,
 	b->n = 0;
 	return true;
 }
+ALLOW_ERROR_INJECTION(nvme_lat_batch_alloc, NULL);
 
 static void nvme_lat_batch_add(struct nvme_lat_batch *b, struct nvme_ns *ns)
 {
