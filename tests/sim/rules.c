@@ -107,6 +107,16 @@ static bool num_tok(const char *tok, const char *pre, unsigned int *v,
 	return true;
 }
 
+/* A near variant alone is the near rule's: norm100+near8 with it. */
+static void near_alone(struct rule *r)
+{
+	if (r->cost != COST_KERNEL)
+		return;
+	r->cost = COST_NORM;
+	r->pct = 100;
+	r->near = 8;
+}
+
 int rule_parse(const char *spec, struct rule *r)
 {
 	char buf[64], *tok, *save;
@@ -140,11 +150,7 @@ int rule_parse(const char *spec, struct rule *r)
 			r->share = NVME_LAT_QUEUE_SHARE;
 		} else if (!strcmp(tok, "nsvc")) {
 			r->near_svc = true;
-			if (r->cost == COST_KERNEL) {
-				r->cost = COST_NORM;
-				r->pct = 100;
-				r->near = 8;
-			}
+			near_alone(r);
 		} else if (!strcmp(tok, "rwcell")) {
 			r->rwcell = true;
 		} else if (!strcmp(tok, "base")) {
@@ -181,17 +187,9 @@ int rule_parse(const char *spec, struct rule *r)
 		} else if (num_tok(tok, "q", &r->s, 1, 1000)) {
 			r->cost = COST_NORM;
 		} else if (num_tok(tok, "lead", &r->lead, 1, 1000)) {
-			if (r->cost == COST_KERNEL) {
-				r->cost = COST_NORM;
-				r->pct = 100;
-				r->near = 8;
-			}
+			near_alone(r);
 		} else if (num_tok(tok, "ns", &r->near_s, 1, 1000)) {
-			if (r->cost == COST_KERNEL) {
-				r->cost = COST_NORM;
-				r->pct = 100;
-				r->near = 8;
-			}
+			near_alone(r);
 		} else if (num_tok(tok, "near", &r->near, 1, 100)) {
 			if (r->cost == COST_KERNEL)
 				r->cost = COST_NORM;
