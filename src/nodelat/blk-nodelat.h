@@ -66,6 +66,11 @@ static inline unsigned int nlat_io_class(bool read, unsigned int bytes)
 #define NLAT_NBAR_ONE		(1U << NLAT_NBAR_SHIFT)
 #define NLAT_NBAR_MAX		((1U << 20) << NLAT_NBAR_SHIFT)
 
+/* nlat_view.late: in a burst (answering, behind), or silent */
+#define NLAT_LATE_BURST		1
+#define NLAT_LATE_SILENT	2
+#define NLAT_SILENT_MAX_MS	0xffffU
+
 /* What the tracker knows about one queue, for one node and class. */
 struct nlat_view {
 	u64	lat_ns;		/* EWMA of completion latency, 0 if none yet */
@@ -76,6 +81,9 @@ struct nlat_view {
 	bool	stalled;	/* in flight, yet nothing completed for a while */
 	bool	unproven;	/* quiet, then given I/O: not answered since */
 	bool	started;	/* inflight is not 0 */
+	/* last, in what was padding: an older read() zeroed them */
+	u8	late;		/* given more since its last answer: nlat_late() */
+	u16	silent_ms;	/* NLAT_LATE_SILENT: since its last answer */
 };
 
 struct request;

@@ -85,12 +85,17 @@ static bool nlat_rq_sampled(struct request *rq)
 /*
  * Uncount @rq if it is counted, once whoever calls (see "In flight"
  * above); its tag byte to *@tag.  Issue wrote the byte before the
- * driver saw the request.
+ * driver saw the request.  An @answer (a completion, in error or not)
+ * also notes what is left in flight, against which read() counts the
+ * requests started since (nlat_late()).
  */
 static __always_inline bool nlat_uncount(struct nlat_queue *nq,
-					 struct request *rq, u8 *tag)
+					 struct request *rq, u8 *tag,
+					 bool answer)
 {
 	u8 *slot = nlat_tag_slot(nq, rq), old;
+	struct nlat_group *grp = nq->grp;
+	s64 v;
 
 	if (!slot)
 		return false;
@@ -99,8 +104,11 @@ static __always_inline bool nlat_uncount(struct nlat_queue *nq,
 		if (!(old & NLAT_TAG_COUNTED))
 			return false;
 	} while (!try_cmpxchg(slot, &old, old & ~NLAT_TAG_COUNTED));
-	atomic64_sub(nlat_infl_delta(nlat_size_units(old & NLAT_TAG_SIZE)),
-		     &nq->grp->inflight);
+	v = atomic64_sub_return(nlat_infl_delta(nlat_size_units(old & NLAT_TAG_SIZE)),
+				&grp->inflight);
+	/* on the line just written; racing answers leave one of theirs */
+	if (answer)
+		WRITE_ONCE(grp->answer_units, nlat_infl_units(v));
 	*tag = old;
 	return true;
 }
@@ -171,7 +179,7 @@ void nlat_rqos_requeue(struct rq_qos *rqos, struct request *rq)
 {
 	u8 tag;
 
-	nlat_uncount(nlat_rqos_to_nq(rqos), rq, &tag);
+	nlat_uncount(nlat_rqos_to_nq(rqos), rq, &tag, false);
 }
 
 /*
@@ -216,7 +224,7 @@ void nlat_rqos_done(struct rq_qos *rqos, struct request *rq)
 	atomic64_t *acc = NULL;
 	u8 tag;
 
-	if (!nlat_uncount(nq, rq, &tag))
+	if (!nlat_uncount(nq, rq, &tag, true))
 		return;
 	/* started: a sample, or one of a thinned slot (nlat-acc.h) */
 	if (nlat_rq_sampled(rq) && start) {
@@ -275,6 +283,6 @@ void nlat_end_error(struct request *rq)
 	if (!rqos)
 		return;
 	nq = nlat_rqos_to_nq(rqos);
-	if (nlat_uncount(nq, rq, &tag))
+	if (nlat_uncount(nq, rq, &tag, true))
 		nlat_answer(nq->grp, ktime_get_ns());
 }

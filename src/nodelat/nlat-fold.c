@@ -184,7 +184,7 @@ static __always_inline void nlat_read_nq(struct nlat_queue *nq, int node,
 	const struct nlat_params *p = &rd->p;
 	u64 ewma, probe, done, queued;
 	unsigned int shift;
-	s64 infl, units;
+	s64 infl, units, late;
 	long nbar;
 	u32 started;
 	bool waiting = false;
@@ -216,6 +216,17 @@ static __always_inline void nlat_read_nq(struct nlat_queue *nq, int node,
 		v->nbar = nbar <= 0 ? 0 :
 			  min_t(unsigned long, (unsigned long)nbar >> shift,
 				NLAT_NBAR_MAX);
+	}
+	/* started since the last answer, in requests of this class */
+	late = units - READ_ONCE(grp->answer_units);
+	if (late > 0) {
+		v->late = nlat_late(min_t(u64, (late + (1 << shift) - 1) >> shift,
+					  U32_MAX),
+				    v->nbar, nlat_recent(done, rd->now,
+							 p->window_ns,
+							 TICK_NSEC));
+		if (v->late == NLAT_LATE_SILENT)
+			v->silent_ms = nlat_silent_ms(done, rd->now);
 	}
 	/* unproven: the one I/O it has is the probe; waiting: owes one */
 	if (may_probe && !v->stalled && !v->unproven && !waiting &&

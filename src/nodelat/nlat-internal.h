@@ -70,6 +70,7 @@ struct nlat_group {
 	unsigned int		tag_depth;
 	atomic64_t		inflight ____cacheline_aligned_in_smp;
 	atomic64_t		queued;		/* scheduler's, not started */
+	s64			answer_units;	/* in flight after the last answer */
 	u64			done_ns;	/* last completion, ktime_get_ns() */
 	u64			busy_ns;	/* inflight went 0 -> 1 */
 	atomic_long_t		nbar;		/* sum of its queues' nbar */

@@ -315,6 +315,56 @@ static inline bool nlat_unproven_for(bool busy, u64 done, u64 now,
 	return now - done >= quiet_ns;
 }
 
+/*
+ * Late: given more requests since its last answer than a path that
+ * answers takes.  @unanswered: requests started since then; @nbar: its
+ * mean in flight (1/NLAT_NBAR_ONE); @recent: it answered lately
+ * (nlat_recent()).  One that answers lately may take its mean load plus
+ * one per answer, so its in flight can grow, and beyond that is
+ * NLAT_LATE_BURST: a burst it has not answered yet.  One silent longer
+ * may take one request, then is NLAT_LATE_SILENT until it answers.  A
+ * path that died under load answers nothing, while its estimate and
+ * in-flight cost may still read cheaper than a live path's for a window
+ * (nlat_waited_lat() needs one): silent, it loses even to a live path
+ * in a burst.
+ */
+static inline u8 nlat_late(u32 unanswered, u32 nbar, bool recent)
+{
+	u32 allow;
+
+	if (!recent)
+		return unanswered > 0 ? NLAT_LATE_SILENT : 0;
+	allow = nbar >> NLAT_NBAR_SHIFT;
+	if (allow < 1)
+		allow = 1;
+	return unanswered > allow ? NLAT_LATE_BURST : 0;
+}
+
+/*
+ * Answered lately (@done: the last completion, 0 if none ever; @now: the
+ * coarse clock, which may read before it), as finely as the clocks tell:
+ * done_ns lags the last completion by less than a 1/2^NLAT_DONE_SHIFT
+ * window, the coarse clock the fine one by less than a tick (@tick_ns).
+ */
+static inline bool nlat_recent(u64 done, u64 now, u64 window_ns, u64 tick_ns)
+{
+	return done && (s64)(now - done) <
+		       (s64)((window_ns >> NLAT_DONE_SHIFT) + 2 * tick_ns);
+}
+
+/* nlat_view.silent_ms: ms since @done (0: never), capped */
+static inline u16 nlat_silent_ms(u64 done, u64 now)
+{
+	u64 ms;
+
+	if (!done)
+		return NLAT_SILENT_MAX_MS;
+	if ((s64)(now - done) <= 0)
+		return 0;
+	ms = (now - done) / 1000000;
+	return ms < NLAT_SILENT_MAX_MS ? ms : NLAT_SILENT_MAX_MS;
+}
+
 /* nlat_unproven_for() a group of unknown latency */
 static inline bool nlat_unproven(bool busy, u64 done, u64 now,
 				 const struct nlat_params *p)

@@ -56,6 +56,8 @@ struct nvme_lat_cand {
 	u32	nbar;		/* mean in flight measured, 1/NLAT_NBAR_ONE */
 	bool	stalled;	/* in flight, nothing completing */
 	bool	unproven;	/* given I/O after a quiet spell, no answer yet */
+	u8	late;		/* more since its last answer than it takes: nlat_late() */
+	u16	silent_ms;	/* silent: ms since its last answer */
 	bool	started;	/* requests started on it: an answer will come */
 };
 
@@ -98,7 +100,10 @@ static inline u64 nvme_lat_cost(const struct nvme_lat_cand *c, u32 charge)
  * A path that answers beats a stalled one, whatever their estimates (a
  * stalled path's estimate is from before it stopped answering), then an
  * unproven one (it may have died idle: its first I/O after a quiet spell
- * has not answered yet; the caller holds I/O when every path is); then a
+ * has not answered yet; the caller holds I/O when every path is), then a
+ * late one (it took more since its last answer than a live path does:
+ * one that died under load, whatever its estimate; a silent one after
+ * one in a burst, and of two silent ones the one silent longer); then a
  * path with an estimate beats one without (a path without data only gets
  * I/O as a probe, granted by the tracker, not here); two paths with
  * estimates compare by cost (nbar charged by half at one latency, in full
@@ -114,6 +119,11 @@ static inline int nvme_lat_cmp(const struct nvme_lat_cand *a,
 		return a->stalled ? 1 : -1;
 	if (a->unproven != b->unproven)
 		return a->unproven ? 1 : -1;
+	if (a->late != b->late)
+		return a->late > b->late ? 1 : -1;
+	/* both silent: a starved host leaves a live path silent too */
+	if (a->late == NLAT_LATE_SILENT && a->silent_ms != b->silent_ms)
+		return a->silent_ms < b->silent_ms ? -1 : 1;
 	if (!a->lat_ns != !b->lat_ns)
 		return a->lat_ns ? -1 : 1;
 	if (a->lat_ns) {

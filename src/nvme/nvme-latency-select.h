@@ -239,7 +239,7 @@ static struct nvme_ns *nvme_latency_challenger(struct nvme_ns_head *head,
  * as a scan would.  NULL when a
  * scan must decide: the best is gone, disabled or not optimized, no
  * challenger is found, a path is untracked, or the better of the two is
- * stalled or unproven, or the other never answered yet and the better
+ * stalled, unproven or late, or the other never answered yet and the better
  * is loaded (nvme_lat_wait_beside()): the scan finds another, or holds the
  * bio.
  */
@@ -281,7 +281,7 @@ static struct nvme_ns *nvme_latency_two(struct nvme_ns_head *head,
 		nvme_latency_weigh(io, ns, &c[0]);
 		nvme_latency_weigh(io, ch, &c[1]);
 		i = nvme_lat_cmp(&c[1], &c[0]) < 0;
-		if (c[i].stalled || c[i].unproven ||
+		if (c[i].stalled || c[i].unproven || c[i].late ||
 		    nvme_lat_wait_beside(&c[i], io->fresh))
 			return NULL;
 		found = i ? ch : ns;
@@ -293,7 +293,7 @@ static struct nvme_ns *nvme_latency_two(struct nvme_ns_head *head,
 		return ns;
 	if (nvme_latency_rank(io, ch, &found, &best))
 		return ch;
-	if (io->untracked || best.stalled || best.unproven ||
+	if (io->untracked || best.stalled || best.unproven || best.late ||
 	    nvme_lat_wait_beside(&best, io->fresh))
 		return NULL;
 	nvme_lat_trace_path(head, io->node, io->cls, found, &best);

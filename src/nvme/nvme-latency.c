@@ -1082,6 +1082,19 @@ void nvme_lat_unwind_path(struct nvme_ns *ns)
 	nvme_lat_path_removed(ns);
 }
 
+static void nvme_lat_view_cand(const struct nlat_view *v,
+			       struct nvme_lat_cand *c)
+{
+	c->lat_ns = v->lat_ns;
+	c->inflight = v->inflight;
+	c->nbar = v->nbar;
+	c->stalled = v->stalled;
+	c->unproven = v->unproven;
+	c->started = v->started;
+	c->late = v->late;
+	c->silent_ms = v->silent_ms;
+}
+
 /**
  * nvme_lat_read() - describe path @ns to the latency iopolicy
  * @ns: a path, under its head's SRCU
@@ -1108,26 +1121,10 @@ enum nvme_lat_read_ret nvme_lat_read(struct nvme_ns *ns, int node,
 		tracked = ops->read(ns->queue, node, cls, may_probe, &v);
 	rcu_read_unlock();
 
-	c->lat_ns = v.lat_ns;
-	c->inflight = v.inflight;
-	c->nbar = v.nbar;
-	c->stalled = v.stalled;
-	c->unproven = v.unproven;
-	c->started = v.started;
+	nvme_lat_view_cand(&v, c);
 	if (!tracked)
 		return NVME_LAT_UNTRACKED;
 	return v.probe ? NVME_LAT_PROBE : NVME_LAT_TRACKED;
-}
-
-static void nvme_lat_view_cand(const struct nlat_view *v,
-			       struct nvme_lat_cand *c)
-{
-	c->lat_ns = v->lat_ns;
-	c->inflight = v->inflight;
-	c->nbar = v->nbar;
-	c->stalled = v->stalled;
-	c->unproven = v->unproven;
-	c->started = v->started;
 }
 
 /**

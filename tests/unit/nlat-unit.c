@@ -568,6 +568,65 @@ static void test_cmp_stalled(void)
 }
 
 /*
+ * Late (nlat_late()): a path that answered lately takes its mean load
+ * plus one per answer, one silent longer takes one; a late path loses to
+ * any that is not, whatever its cost, a silent one to one in a burst,
+ * and either ranks above an unproven one.
+ */
+static void test_late(void)
+{
+	struct nvme_lat_cand dead = { .lat_ns = 400 * US, .inflight = 2,
+				      .nbar = 0, .late = NLAT_LATE_SILENT },
+			     live = { .lat_ns = 1300 * US, .inflight = 14,
+				      .nbar = 14 * NLAT_NBAR_ONE },
+			     fresh = { .lat_ns = 0, .inflight = 1,
+				       .unproven = true };
+	u64 now = 100 * SEC, w = 50 * MS, tick = 4 * MS;
+
+	CHECK(!nlat_late(0, 0, false), "nothing started since");
+	CHECK(nlat_late(1, 0, false) == NLAT_LATE_SILENT, "silent: one, then wait");
+	CHECK(!nlat_late(1, 0, true), "answering: one per answer");
+	CHECK(nlat_late(2, 0, true) == NLAT_LATE_BURST, "");
+	CHECK(nlat_late(2, NLAT_NBAR_ONE - 1, true) == NLAT_LATE_BURST,
+	      "under one request");
+	CHECK(!nlat_late(8, 8 * NLAT_NBAR_ONE, true), "its mean load");
+	CHECK(nlat_late(9, 8 * NLAT_NBAR_ONE, true) == NLAT_LATE_BURST, "");
+	CHECK(nlat_late(2, 8 * NLAT_NBAR_ONE, false) == NLAT_LATE_SILENT,
+	      "load of no answer");
+	/* lately: within a done_ns step and two ticks; the clock may lag */
+	CHECK(!nlat_recent(0, now, w, tick), "never answered");
+	CHECK(nlat_recent(now + tick, now, w, tick), "coarse clock behind");
+	CHECK(nlat_recent(now - (w >> NLAT_DONE_SHIFT) - 2 * tick + 1, now,
+			  w, tick), "");
+	CHECK(!nlat_recent(now - (w >> NLAT_DONE_SHIFT) - 2 * tick, now,
+			   w, tick), "");
+	/* issue 37's black hole: 3x cheaper and idle, but late */
+	CHECK(nvme_lat_cmp(&live, &dead) < 0 && nvme_lat_cmp(&dead, &live) > 0,
+	      "a late path loses whatever its cost");
+	dead.late = 0;
+	CHECK(nvme_lat_cmp(&dead, &live) < 0, "the cost alone sends it there");
+	dead.late = NLAT_LATE_SILENT;
+	CHECK(nvme_lat_cmp(&dead, &fresh) < 0, "late before unproven");
+	/* a live path in a burst (issue 37's lab: 2 parked) */
+	live.late = NLAT_LATE_BURST;
+	CHECK(nvme_lat_cmp(&live, &dead) < 0, "silent after a burst");
+	dead.late = NLAT_LATE_BURST;
+	CHECK(nvme_lat_cmp(&dead, &live) < 0, "both in a burst: by cost");
+	/* a starved host: the live path silent too, but not as long */
+	dead.late = live.late = NLAT_LATE_SILENT;
+	dead.silent_ms = nlat_silent_ms(now - 145 * MS, now);
+	live.silent_ms = nlat_silent_ms(now - 79 * MS, now);
+	CHECK(dead.silent_ms == 145 && live.silent_ms == 79, "");
+	CHECK(nvme_lat_cmp(&live, &dead) < 0 && nvme_lat_cmp(&dead, &live) > 0,
+	      "both silent: the one silent longer loses");
+	live.silent_ms = dead.silent_ms;
+	CHECK(nvme_lat_cmp(&dead, &live) < 0, "as long: by cost");
+	CHECK(nlat_silent_ms(0, now) == NLAT_SILENT_MAX_MS, "never answered");
+	CHECK(nlat_silent_ms(now + tick, now) == 0, "coarse clock behind");
+	CHECK(nlat_silent_ms(now - 100 * SEC, now) == NLAT_SILENT_MAX_MS, "capped");
+}
+
+/*
  * nlat-acc.h under a real race: two threads add samples of exactly
  * TORN_LAT ns to one slot, as completions on two CPUs do for one
  * submitter; another takes the slot as the fold does.  A take that sees a
@@ -1597,6 +1656,7 @@ static const struct {
 	{ "quiet_forgets",	test_quiet_forgets },
 	{ "waiting",		test_waiting },
 	{ "cmp_stalled",	test_cmp_stalled },
+	{ "late",		test_late },
 	{ "acc_torn",		test_acc_torn },
 	{ "acc_pack",		test_acc_pack },
 	{ "acc_thin",		test_acc_thin },

@@ -10,5 +10,7 @@ typedef uint64_t u64;
 typedef int64_t s64;
 typedef uint32_t u32;
 typedef int32_t s32;
+typedef uint8_t u8;
+typedef uint16_t u16;
 
 #endif
