@@ -240,6 +240,14 @@ void tracker_read(struct sim *s, struct nq *q, unsigned int node,
 		v->nbar = nb < 0 ? 0 : (u64)nb / u > NLAT_NBAR_MAX ?
 			  NLAT_NBAR_MAX : (u32)((u64)nb / u);
 	}
+	/* nlat_read_nq(): started since the last answer */
+	if (r->late)
+		v->late = nlat_late(g->inflight > g->answer_nr ?
+				    g->inflight - g->answer_nr : 0, v->nbar,
+				    nlat_recent(g->done_ns, now, p->window_ns,
+						s->cfg->tick_ns));
+	if (v->late == NLAT_LATE_SILENT)
+		v->silent_ms = nlat_silent_ms(g->done_ns, now);
 	/* one coarse clock; v1 read waiting and stalled on the fine one */
 	wnow = r->v1 ? s->now : now;
 	since = g->done_ns > g->busy_ns ? g->done_ns : g->busy_ns;
@@ -456,11 +464,17 @@ static void issue(struct sim *s, unsigned int slot, u64 t)
 	} else {
 		end = t + svc;
 	}
-	if (pc->rate_Bps)
+	if (pc->rate_Bps) {
 		ev_push(end, EV_SVC, slot);
-	else
-		ev_push(end + noisy(s, path_delay(pc, rel_t(s, end))) + io->extra_ns,
-			EV_DONE, slot);
+		return;
+	}
+	end += noisy(s, path_delay(pc, rel_t(s, end))) + io->extra_ns;
+	/* a black hole: never answers; the slot is lost, as fio's */
+	if (pc->hole_ns && end >= s->t0 + pc->hole_ns) {
+		s->res->parked++;
+		return;
+	}
+	ev_push(end, EV_DONE, slot);
 }
 
 /*
@@ -596,6 +610,7 @@ static void done(struct sim *s, unsigned int slot, u64 t)
 	/* nlat_rqos_done() */
 	q->grp->inflight--;
 	q->grp->inflight_u -= IO_UNITS(io->bytes);
+	q->grp->answer_nr = q->grp->inflight;
 	/* nlat_answer(): done_ns moves by steps of a window fraction */
 	if (s->cfg->rule.v1 ||
 	    nlat_done_moves(q->grp->done_ns, t, s->cfg->p.window_ns)) {

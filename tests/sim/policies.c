@@ -58,6 +58,8 @@ static bool rank(struct sim *s, struct io *io, unsigned int i, int *found,
 	c.c.nbar = v.nbar;
 	c.c.stalled = v.stalled;
 	c.c.unproven = v.unproven;
+	c.c.late = v.late;
+	c.c.silent_ms = v.silent_ms;
 	s->any_fresh |= nvme_lat_fresh(&c.c);
 	c.base = r->base ? s->pick_base : 0;
 	s->last = c;
@@ -154,8 +156,8 @@ static unsigned int pick_two(struct sim *s, struct io *io)
 		return *won;
 	if (!rank(s, io, ch, &found, &best))
 		return ch;
-	/* hold: the better is stalled or unproven: a scan decides */
-	if (r->hold && (best.c.stalled || best.c.unproven))
+	/* hold: the better is stalled, unproven or late: a scan decides */
+	if (r->hold && (best.c.stalled || best.c.unproven || best.c.late))
 		return pick_scan(s, io);
 	if (r->wait && nvme_lat_wait_beside(&best.c, s->any_fresh))
 		return pick_scan(s, io);

@@ -78,6 +78,9 @@
  *		with NVME_LAT_QUEUE_SHARE in flight while another candidate
  *		never answered (nvme_lat_wait_beside()), rechecked in 20 ms
  *   nowait	hold without wait (the kernel's before 2026-12-07)
+ *   late	(kernel's) a path given more requests since its last
+ *		answer than nlat_late() allows loses to one that answers
+ *   nolate	not (the kernel's before 2026-12-07)
  *   nsvc	near also when lat / (S + nbar) are within the band (on
  *		links of one rate the latency follows the queue, the
  *		latency per request does not; alone: norm100+near8+nsvc)
@@ -131,6 +134,7 @@ int rule_parse(const char *spec, struct rule *r)
 	r->budget = true;
 	r->hold = true;
 	r->wait = true;
+	r->late = true;
 	if (strlen(spec) >= sizeof(buf))
 		return -1;
 	strcpy(r->name, spec);
@@ -143,6 +147,7 @@ int rule_parse(const char *spec, struct rule *r)
 			r->v1 = true;
 			r->hold = false;
 			r->wait = false;
+			r->late = false;
 			r->two = false;
 			r->ranked = false;
 			r->bytes = false;
@@ -171,6 +176,10 @@ int rule_parse(const char *spec, struct rule *r)
 			r->wait = true;
 		} else if (!strcmp(tok, "nowait")) {
 			r->wait = false;
+		} else if (!strcmp(tok, "late")) {
+			r->late = true;
+		} else if (!strcmp(tok, "nolate")) {
+			r->late = false;
 		} else if (!strcmp(tok, "rr")) {
 			r->rr = true;
 		} else if (!strcmp(tok, "two")) {
@@ -258,6 +267,10 @@ int rule_cmp(const struct rule *r, const struct sim_cand *sa,
 		return a->stalled ? 1 : -1;
 	if (a->unproven != b->unproven)
 		return a->unproven ? 1 : -1;
+	if (a->late != b->late)
+		return a->late > b->late ? 1 : -1;
+	if (a->late == NLAT_LATE_SILENT && a->silent_ms != b->silent_ms)
+		return a->silent_ms < b->silent_ms ? -1 : 1;
 	if (!a->lat_ns != !b->lat_ns)
 		return a->lat_ns ? -1 : 1;
 	if (a->lat_ns) {

@@ -120,6 +120,21 @@ const struct scen scenarios[] = {
 		 .sched_end_ns = 6 * SEC, .alt_delay_ns = 2100 * US },
 	       DEV(100 * US, 400 * US, 8) }, 1, 1, { JOB(16, 4096) }, 1,
 	  F_RESTORE },
+	/*
+	 * Issue 37's black hole: the path that carries a trickle dies as the
+	 * other's estimate swings up (a loaded host's noise in the lab), so
+	 * the dead one reads the cheaper for a window.
+	 */
+	{ "hole", "path 1 0.5 ms, +10 ms from 4.95 s to 5.5 s; path 2 1 ms, a black hole from 5 s; 4k QD16",
+	  2, { { .delay_ns = 500 * US, .sched = S_PULSE, .sched_ns = 4950 * MS,
+		 .sched_end_ns = 5500 * MS, .alt_delay_ns = 10500 * US },
+	       { .delay_ns = 1 * MS, .hole_ns = 5 * SEC } }, 1, 1,
+	  { JOB(16, 4096) }, 0, F_HOLE },
+	{ "hole-near", "path 1 0.5 ms, +2 ms from 4.97 s to 5.5 s; path 2 1 ms, a black hole from 5 s; 4k QD16",
+	  2, { { .delay_ns = 500 * US, .sched = S_PULSE, .sched_ns = 4970 * MS,
+		 .sched_end_ns = 5500 * MS, .alt_delay_ns = 2500 * US },
+	       { .delay_ns = 1 * MS, .hole_ns = 5 * SEC } }, 1, 1,
+	  { JOB(16, 4096) }, 0, F_HOLE },
 	{ "bw4-sym", "4 paths 0.5 ms + 100 Mbit/s; 1M randrw 50/50, 4 jobs QD16",
 	  4, { RATE(500 * US, 100), RATE(500 * US, 100), RATE(500 * US, 100),
 	       RATE(500 * US, 100) }, 1, 4,

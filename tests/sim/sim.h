@@ -50,6 +50,7 @@ struct path_cfg {
 	unsigned int	outlier_every;	/* 1 in N I/Os is an outlier; 0: none */
 	u64		outlier_ns;	/* ... this much later */
 	bool		outlier_bogus;	/* ... or only its sample reads outlier_ns */
+	u64		hole_ns;	/* from then on it answers nothing (0: never) */
 };
 
 struct job_cfg {
@@ -68,6 +69,7 @@ struct job_cfg {
 #define F_OPEN		32	/* a goal not met yet: --check reports, does not count it */
 #define F_SLOWLINK	64	/* the last path is slower: no more in flight there than queue-depth */
 #define F_FIO		128	/* the lab's fio run: MiB/s as fio counts it (the drain) too */
+#define F_HOLE		256	/* a path turns a black hole: at most one I/O parked there */
 
 struct scen {
 	const char	*name;
@@ -118,6 +120,7 @@ struct rule {
 	bool		budget;		/* ranked: probes within the node's budget */
 	bool		hold;		/* unproven paths, and bios held while every one is */
 	bool		wait;		/* hold: also beside a loaded proven path (nvme_lat_wait_beside()) */
+	bool		late;		/* a path given more since its last answer than it takes loses (nlat_late()) */
 };
 
 int rule_parse(const char *spec, struct rule *r);
@@ -154,6 +157,7 @@ struct grp {
 	unsigned int	inflight;
 	u64		done_ns;	/* last completion */
 	u64		busy_ns;	/* inflight went 0 -> 1 */
+	unsigned int	answer_nr;	/* inflight after its last completion */
 	long		nbar;		/* sum of its queues' nbar */
 	u64		inflight_u;	/* bytes: in flight, 4k units */
 	long		nbar_u;		/* bytes: nbar in 4k units */
@@ -225,6 +229,7 @@ struct ad_set {
 
 struct result {
 	u64		ios, bytes, probes;
+	u64		parked;		/* I/Os a black hole swallowed (F_HOLE) */
 	u64		per_path[MAXP];
 	u64		job_ios[MAXJOBS][MAXP], job_lat_ns[MAXJOBS][MAXP];
 	u32		job_hist[MAXJOBS][HBUCKETS];
