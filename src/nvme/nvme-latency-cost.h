@@ -61,6 +61,20 @@ struct nvme_lat_cand {
 	bool	started;	/* requests started on it: an answer will come */
 };
 
+/* @c as the tracker's view @v describes it */
+static inline void nvme_lat_view_cand(const struct nlat_view *v,
+				      struct nvme_lat_cand *c)
+{
+	c->lat_ns = v->lat_ns;
+	c->inflight = v->inflight;
+	c->nbar = v->nbar;
+	c->stalled = v->stalled;
+	c->unproven = v->unproven;
+	c->started = v->started;
+	c->late = v->late;
+	c->silent_ms = v->silent_ms;
+}
+
 static inline u64 nvme_lat_capped(u64 lat_ns)
 {
 	return lat_ns < NVME_LAT_MAX_NS ? lat_ns : NVME_LAT_MAX_NS;
@@ -94,6 +108,25 @@ static inline u64 nvme_lat_cost(const struct nvme_lat_cand *c, u32 charge)
 }
 
 /*
+ * The order of the states nvme_lat_cmp() ranks before any estimate:
+ * < 0 if @a is the better, > 0 if @b is, 0 if their states tie.
+ */
+static inline int nvme_lat_cmp_state(const struct nvme_lat_cand *a,
+				     const struct nvme_lat_cand *b)
+{
+	if (a->stalled != b->stalled)
+		return a->stalled ? 1 : -1;
+	if (a->unproven != b->unproven)
+		return a->unproven ? 1 : -1;
+	if (a->late != b->late)
+		return a->late > b->late ? 1 : -1;
+	/* both silent: a starved host leaves a live path silent too */
+	if (a->late == NLAT_LATE_SILENT && a->silent_ms != b->silent_ms)
+		return a->silent_ms < b->silent_ms ? -1 : 1;
+	return 0;
+}
+
+/*
  * nvme_lat_cmp() - which of two candidate paths takes the next I/O.
  *
  * Returns < 0 if @a is the better path, > 0 if @b is, 0 if they are equal.
@@ -113,17 +146,11 @@ static inline u64 nvme_lat_cost(const struct nvme_lat_cand *c, u32 charge)
 static inline int nvme_lat_cmp(const struct nvme_lat_cand *a,
 			       const struct nvme_lat_cand *b)
 {
+	int st = nvme_lat_cmp_state(a, b);
 	u64 ca, cb;
 
-	if (a->stalled != b->stalled)
-		return a->stalled ? 1 : -1;
-	if (a->unproven != b->unproven)
-		return a->unproven ? 1 : -1;
-	if (a->late != b->late)
-		return a->late > b->late ? 1 : -1;
-	/* both silent: a starved host leaves a live path silent too */
-	if (a->late == NLAT_LATE_SILENT && a->silent_ms != b->silent_ms)
-		return a->silent_ms < b->silent_ms ? -1 : 1;
+	if (st)
+		return st;
 	if (!a->lat_ns != !b->lat_ns)
 		return a->lat_ns ? -1 : 1;
 	if (a->lat_ns) {

@@ -1082,19 +1082,6 @@ void nvme_lat_unwind_path(struct nvme_ns *ns)
 	nvme_lat_path_removed(ns);
 }
 
-static void nvme_lat_view_cand(const struct nlat_view *v,
-			       struct nvme_lat_cand *c)
-{
-	c->lat_ns = v->lat_ns;
-	c->inflight = v->inflight;
-	c->nbar = v->nbar;
-	c->stalled = v->stalled;
-	c->unproven = v->unproven;
-	c->started = v->started;
-	c->late = v->late;
-	c->silent_ms = v->silent_ms;
-}
-
 /**
  * nvme_lat_read() - describe path @ns to the latency iopolicy
  * @ns: a path, under its head's SRCU

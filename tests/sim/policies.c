@@ -53,13 +53,7 @@ static bool rank(struct sim *s, struct io *io, unsigned int i, int *found,
 		return false;
 	}
 	/* nvme_lat_read() */
-	c.c.lat_ns = v.lat_ns;
-	c.c.inflight = v.inflight;
-	c.c.nbar = v.nbar;
-	c.c.stalled = v.stalled;
-	c.c.unproven = v.unproven;
-	c.c.late = v.late;
-	c.c.silent_ms = v.silent_ms;
+	nvme_lat_view_cand(&v, &c.c);
 	s->any_fresh |= nvme_lat_fresh(&c.c);
 	c.base = r->base ? s->pick_base : 0;
 	s->last = c;

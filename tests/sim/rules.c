@@ -259,18 +259,14 @@ int rule_cmp(const struct rule *r, const struct sim_cand *sa,
 	     const struct sim_cand *sb)
 {
 	const struct nvme_lat_cand *a = &sa->c, *b = &sb->c;
+	int st;
 	u64 ca, cb;
 
 	if (r->cost == COST_KERNEL && !r->base)
 		return nvme_lat_cmp(a, b);
-	if (a->stalled != b->stalled)
-		return a->stalled ? 1 : -1;
-	if (a->unproven != b->unproven)
-		return a->unproven ? 1 : -1;
-	if (a->late != b->late)
-		return a->late > b->late ? 1 : -1;
-	if (a->late == NLAT_LATE_SILENT && a->silent_ms != b->silent_ms)
-		return a->silent_ms < b->silent_ms ? -1 : 1;
+	st = nvme_lat_cmp_state(a, b);
+	if (st)
+		return st;
 	if (!a->lat_ns != !b->lat_ns)
 		return a->lat_ns ? -1 : 1;
 	if (a->lat_ns) {
