@@ -410,6 +410,7 @@ static void issue(struct sim *s, unsigned int slot, u64 t)
 	io->extra_ns = 0;
 	s->now = t;
 	s->waits = false;
+	s->res->picks++;
 	io->path = policy_pick(s, io);
 	if (io->path == PICK_HOLD) {
 		/* nvme_lat_hold(): recheck 1 s on if a candidate is busy */

@@ -29,6 +29,7 @@ static bool opt_csv;
 static const char *opt_scen;
 static unsigned int nr_runs;
 static double sim_secs;		/* simulated, all runs */
+static bool opt_reads;		/* --rules: also paths read per I/O routed */
 static unsigned int opt_seeds = 1;	/* --check, --rules: seed, seed + 1, .. */
 static unsigned int opt_bucket = 5;
 static bool opt_tl_inflight;	/* --timeline --inflight: in flight, not share */	/* --timeline bucket, in BIN_NS (100 ms) */
@@ -420,13 +421,13 @@ static int do_rules(const char *list)
 	printf("\n");
 	for (i = 0; i < nr_scenarios; i++) {
 		const struct scen *sc = &scenarios[i];
-		double ix[16], px[16];
+		double ix[16], px[16], rx[16];
 		unsigned int nbad[16] = { 0 };
 
 		if (!selected(sc))
 			continue;
 		for (k = 0; k < nr; k++)
-			ix[k] = 1e9, px[k] = 0;
+			ix[k] = 1e9, px[k] = 0, rx[k] = 0;
 		for (n = 0; n < opt_seeds; n++) {
 			base.seed = cfg.seed + n;
 			/* adaptive only where judge() reads it */
@@ -450,6 +451,9 @@ static int do_rules(const char *list)
 				ix[k] = a < ix[k] ? a : ix[k];
 				px[k] = b > px[k] ? b : px[k];
 				nbad[k] += !v.ok;
+				if (lat.picks &&
+				    (double)lat.reads / lat.picks > rx[k])
+					rx[k] = (double)lat.reads / lat.picks;
 			}
 		}
 		printf("%-10s", sc->name);
@@ -460,7 +464,12 @@ static int do_rules(const char *list)
 				snprintf(mark, sizeof(mark), "*%u", nbad[k]);
 			else if (nbad[k])
 				strcpy(mark, "*");
-			printf("  %6.3f %6.3f %-3s", ix[k], px[k], mark);
+			if (opt_reads)
+				printf("  %6.3f %6.3f %5.2f %-3s", ix[k], px[k],
+				       rx[k], mark);
+			else
+				printf("  %6.3f %6.3f %-3s", ix[k], px[k],
+				       mark);
 			fails[k] += nbad[k];
 		}
 		printf("\n");
@@ -648,6 +657,7 @@ static void usage(FILE *f)
 "  --jobs              per job: IOPS, p99, share and mean latency per path\n"
 "  --inflight          per policy: MiB/s, p99, mean requests in flight per path\n"
 "  --rules R1,R2,..    latency under each rule against the other policies\n"
+"  --reads             with --rules: also the paths read per I/O routed (worst seed)\n"
 "  --rule R            rule of the latency policy (default kernel; see rules.c)\n"
 "  --scenario S1,S2    only these scenarios     --list   list the scenarios\n"
 "  --csv               the grid as CSV\n"
@@ -694,6 +704,7 @@ int main(int argc, char **argv)
 		{ "seed", required_argument, NULL, 'e' },
 		{ "noise", required_argument, NULL, 'n' },
 		{ "seeds", required_argument, NULL, 'N' },
+		{ "reads", no_argument, NULL, 20 },
 		{ "bucket", required_argument, NULL, 'b' },
 		{ "window-us", required_argument, NULL, 1 },
 		{ "history-pct", required_argument, NULL, 2 },
@@ -736,6 +747,7 @@ int main(int argc, char **argv)
 		case 'R': rules = optarg; break;
 		case 't': timeline = optarg; break;
 		case 's': opt_scen = optarg; break;
+		case 20: opt_reads = true; break;
 		case 'S': cfg.run_ns = num(optarg, 1, 90) * SEC; break;
 		case 'W': cfg.warm_ns = num(optarg, 0, 9) * SEC; break;
 		case 'z': hz = num(optarg, 0, 10000); break;

@@ -46,6 +46,7 @@ static bool rank(struct sim *s, struct io *io, unsigned int i, int *found,
 	struct sim_cand c = { 0 };
 	struct nlat_view v;
 
+	s->res->reads++;
 	tracker_read(s, &s->nq[io->ns][i], io->node, io->cls, s->may_probe,
 		     &v);
 	if (v.probe) {
@@ -87,6 +88,85 @@ static unsigned int pick_scan(struct sim *s, struct io *io)
 	return found;
 }
 
+/* one: @c with @k requests in flight costs no more than @ref */
+static bool one_fits(const struct rule *r, struct sim_cand c, unsigned int k,
+		     const struct sim_cand *ref)
+{
+	c.c.inflight = k;
+	return rule_cmp(r, &c, ref) <= 0;
+}
+
+/*
+ * Rule one, at a ranking: the paths in use are those that cost no more
+ * than the scan's best (@ref, path @found) with nothing in flight; each
+ * one's cap is the most requests in flight at which it still does.
+ */
+static void one_rank(struct sim *s, const struct io *io,
+		     const struct sim_cand *cand, int found,
+		     const struct sim_cand *ref)
+{
+	unsigned int *nr = &s->one_nr[io->ns][io->node][io->cls];
+	unsigned int *set = s->one_set[io->ns][io->node][io->cls];
+	unsigned int *cap = s->one_cap[io->ns][io->node][io->cls];
+	const struct rule *r = &s->cfg->rule;
+	struct sim_cand level;
+	unsigned int i, lo, hi;
+
+	*nr = 0;
+	if (found < 0 || ref->c.stalled || ref->c.unproven || ref->c.late)
+		return;
+	level = *ref;
+	level.c.inflight += r->one_slack;
+	ref = &level;
+	for (i = 0; i < s->sc->nr_paths; i++) {
+		const struct sim_cand *c = &cand[i];
+
+		if (c->c.stalled || c->c.unproven || c->c.late ||
+		    !one_fits(r, *c, 0, ref))
+			continue;
+		/* the highest k that fits: costs rise with k */
+		lo = 0;
+		hi = NVME_LAT_MAX_INFLIGHT;
+		while (lo < hi) {
+			unsigned int mid = lo + (hi - lo + 1) / 2;
+
+			if (one_fits(r, *c, mid, ref))
+				lo = mid;
+			else
+				hi = mid - 1;
+		}
+		set[*nr] = i;
+		cap[*nr] = lo;
+		(*nr)++;
+	}
+}
+
+/*
+ * Rule one, between rankings: the next path in use, read alone, takes the
+ * I/O (or its probe) while within its cap and answering.  Else -1, and
+ * the path read (*@first, its candidate in @best; -1: none) is the first
+ * of the two that decide.
+ */
+static int one_pick(struct sim *s, struct io *io, int *first,
+		    struct sim_cand *best)
+{
+	unsigned int nr = s->one_nr[io->ns][io->node][io->cls];
+	unsigned int *cur = &s->one_cur[io->ns][io->node][io->cls];
+	unsigned int k, i;
+
+	*first = -1;
+	if (!nr)
+		return -1;
+	k = (*cur)++ % nr;
+	i = s->one_set[io->ns][io->node][io->cls][k];
+	if (!rank(s, io, i, first, best))
+		return i;
+	if (best->c.stalled || best->c.unproven || best->c.late ||
+	    best->c.inflight > s->one_cap[io->ns][io->node][io->cls][k])
+		return -1;
+	return i;
+}
+
 /*
  * Rules two and ranked: the first candidate (the last winner; ranked:
  * the path of lowest idle cost at the last ranking, a scan once a window
@@ -101,14 +181,14 @@ static unsigned int pick_two(struct sim *s, struct io *io)
 	u64 *ranked = &s->two_rank_ns[io->ns][io->node][io->cls];
 	const struct rule *r = &s->cfg->rule;
 	struct sim_cand best = { 0 };
-	unsigned int ch;
+	unsigned int ch, first = *won;
 	int found = -1;
 
 	if (n == 1)
 		return 0;
 	s->pick_u = IO_UNITS(io->bytes);
 	if (r->ranked && (!*ranked || s->now - *ranked >= s->cfg->p.window_ns)) {
-		struct sim_cand idle = { 0 }, c;
+		struct sim_cand idle = { 0 }, c, cand[MAXP];
 		int lo = -1;
 
 		*ranked = s->now;
@@ -118,6 +198,7 @@ static unsigned int pick_two(struct sim *s, struct io *io)
 			if (!rank(s, io, ch, &found, &best))
 				return ch;
 			c = s->last;
+			cand[ch] = c;
 			c.c.inflight = 0;
 			if (lo < 0 || rule_cmp(r, &c, &idle) < 0) {
 				lo = ch;
@@ -127,6 +208,8 @@ static unsigned int pick_two(struct sim *s, struct io *io)
 		/* hold: an unproven or stalled best is not published */
 		if (!r->hold || (!idle.c.unproven && !idle.c.stalled))
 			*won = lo;
+		if (r->one)
+			one_rank(s, io, cand, found, &best);
 		/* nvme_latency_ranked(): a probe per 200 I/Os, one a second */
 		s->probe_gap[io->ns][io->node] = SEC;
 		if (s->rate && 200ULL * SEC * NLAT_NBAR_ONE / s->rate < SEC)
@@ -141,13 +224,26 @@ static unsigned int pick_two(struct sim *s, struct io *io)
 		}
 		return found;
 	}
-	ch = (*next + 1) % n;
-	if (ch == *won)
-		ch = (ch + 1) % n;
-	*next = ch;
 	s->any_fresh = false;
-	if (!rank(s, io, *won, &found, &best))
-		return *won;
+	if (r->one) {
+		int f = one_pick(s, io, &found, &best);
+
+		if (f >= 0)
+			return f;
+		if (found >= 0)
+			first = found;
+	}
+	if (first != *won) {
+		/* the path read over its cap, against the ranked best */
+		ch = *won;
+	} else {
+		ch = (*next + 1) % n;
+		if (ch == first)
+			ch = (ch + 1) % n;
+		*next = ch;
+	}
+	if (found < 0 && !rank(s, io, first, &found, &best))
+		return first;
 	if (!rank(s, io, ch, &found, &best))
 		return ch;
 	/* hold: the better is stalled, unproven or late: a scan decides */

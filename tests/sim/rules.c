@@ -43,6 +43,11 @@
  *		with a probe budget per (namespace, node): a probe per 200
  *		I/Os the paths served (Little's law at the ranking), one a
  *		second at least (nvme_latency_ranked())
+ *   one	ranked, but per I/O one path is read: in turn among the
+ *		paths in use at the ranking (cost at most the scan's best
+ *		one's then), taken while its in flight is at most the cap
+ *		of the ranking's level (oneN: N requests over it) and it is
+ *		not stalled, unproven or late; else the two decide
  *   nobudget	ranked without the budget
  *   scan	every path read per I/O (the kernel's before)
  *   two	as ranked, but the first candidate is the last winner
@@ -188,6 +193,14 @@ int rule_parse(const char *spec, struct rule *r)
 		} else if (!strcmp(tok, "scan")) {
 			r->two = false;
 			r->ranked = false;
+		} else if (!strcmp(tok, "one")) {
+			r->two = true;
+			r->ranked = true;
+			r->one = true;
+		} else if (num_tok(tok, "one", &r->one_slack, 0, 64)) {
+			r->two = true;
+			r->ranked = true;
+			r->one = true;
 		} else if (!strcmp(tok, "ranked")) {
 			r->two = true;
 			r->ranked = true;

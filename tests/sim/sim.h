@@ -121,6 +121,8 @@ struct rule {
 	bool		hold;		/* unproven paths, and bios held while every one is */
 	bool		wait;		/* hold: also beside a loaded proven path (nvme_lat_wait_beside()) */
 	bool		late;		/* a path given more since its last answer than it takes loses (nlat_late()) */
+	bool		one;		/* ranked: one path read per I/O, in turn among those in use, up to a cap */
+	unsigned int	one_slack;	/* one: requests over the ranking's level a path may take */
 };
 
 int rule_parse(const char *spec, struct rule *r);
@@ -229,6 +231,7 @@ struct ad_set {
 
 struct result {
 	u64		ios, bytes, probes;
+	u64		picks, reads;	/* I/Os routed, paths read to route them */
 	u64		parked;		/* I/Os a black hole swallowed (F_HOLE) */
 	u64		per_path[MAXP];
 	u64		job_ios[MAXJOBS][MAXP], job_lat_ns[MAXJOBS][MAXP];
@@ -277,6 +280,12 @@ struct sim {
 	unsigned int		two_won[MAXNS][MAXNODES][NLAT_NR_CLASSES];
 	unsigned int		two_next[MAXNS][MAXNODES][NLAT_NR_CLASSES];
 	u64			two_rank_ns[MAXNS][MAXNODES][NLAT_NR_CLASSES];
+	/* one: per (namespace, node, class), the paths in use at the ranking,
+	 * each one's cap of requests in flight, and the turn */
+	unsigned int		one_nr[MAXNS][MAXNODES][NLAT_NR_CLASSES];
+	unsigned int		one_set[MAXNS][MAXNODES][NLAT_NR_CLASSES][MAXP];
+	unsigned int		one_cap[MAXNS][MAXNODES][NLAT_NR_CLASSES][MAXP];
+	unsigned int		one_cur[MAXNS][MAXNODES][NLAT_NR_CLASSES];
 	/* budget: per (namespace, node), no probe before; the gap after one */
 	u64			probe_at[MAXNS][MAXNODES], probe_gap[MAXNS][MAXNODES];
 	bool			may_probe;	/* the I/O being routed */
