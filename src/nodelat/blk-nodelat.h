@@ -51,6 +51,12 @@ static inline unsigned int nlat_size_units(unsigned int size_class)
 	return 1U << nlat_size_shift(size_class);
 }
 
+/* @units (4k, >= 0) as requests of 1 << @shift units, the last one partly */
+static inline u64 nlat_units_nr(s64 units, unsigned int shift)
+{
+	return ((u64)units + (1ULL << shift) - 1) >> shift;
+}
+
 static inline unsigned int nlat_rw_class(bool read, unsigned int size_class)
 {
 	return size_class + (read ? 0 : NLAT_NR_SIZES);

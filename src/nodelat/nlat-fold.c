@@ -200,8 +200,8 @@ static __always_inline void nlat_read_nq(struct nlat_queue *nq, int node,
 	v->started = started;
 	queued = atomic64_read(&grp->queued);
 	/* not started yet, size unknown: one of this class each */
-	v->inflight = min_t(u64, (units + (1 << shift) - 1) >> shift,
-			    U32_MAX / 2) + nlat_queued_nr(queued, rd->tick);
+	v->inflight = min_t(u64, nlat_units_nr(units, shift), U32_MAX / 2) +
+		      nlat_queued_nr(queued, rd->tick);
 	/*
 	 * An answer within the last window: nothing waits that long, and a
 	 * quiet spell (nlat_quiet_ns()) is at least a window.
@@ -220,7 +220,7 @@ static __always_inline void nlat_read_nq(struct nlat_queue *nq, int node,
 	/* started since the last answer, in requests of this class */
 	late = units - READ_ONCE(grp->answer_units);
 	if (late > 0) {
-		v->late = nlat_late(min_t(u64, (late + (1 << shift) - 1) >> shift,
+		v->late = nlat_late(min_t(u64, nlat_units_nr(late, shift),
 					  U32_MAX),
 				    v->nbar, nlat_recent(done, rd->now,
 							 p->window_ns,

@@ -170,6 +170,15 @@ static inline int nvme_lat_cmp(const struct nvme_lat_cand *a,
 }
 
 /*
+ * A candidate the pair cannot judge alone: stalled, unproven or late.
+ * Every other path may beat it (nvme_lat_cmp_state()), so a scan decides.
+ */
+static inline bool nvme_lat_doubtful(const struct nvme_lat_cand *c)
+{
+	return c->stalled || c->unproven || c->late;
+}
+
+/*
  * A candidate that never answered an I/O of this class (no estimate) and
  * was given I/O: it is unproven, not yet stalled.  Paths given their
  * first I/O together answer about together, so its answer is as near as

@@ -281,7 +281,7 @@ static struct nvme_ns *nvme_latency_two(struct nvme_ns_head *head,
 		nvme_latency_weigh(io, ns, &c[0]);
 		nvme_latency_weigh(io, ch, &c[1]);
 		i = nvme_lat_cmp(&c[1], &c[0]) < 0;
-		if (c[i].stalled || c[i].unproven || c[i].late ||
+		if (nvme_lat_doubtful(&c[i]) ||
 		    nvme_lat_wait_beside(&c[i], io->fresh))
 			return NULL;
 		found = i ? ch : ns;
@@ -293,7 +293,7 @@ static struct nvme_ns *nvme_latency_two(struct nvme_ns_head *head,
 		return ns;
 	if (nvme_latency_rank(io, ch, &found, &best))
 		return ch;
-	if (io->untracked || best.stalled || best.unproven || best.late ||
+	if (io->untracked || nvme_lat_doubtful(&best) ||
 	    nvme_lat_wait_beside(&best, io->fresh))
 		return NULL;
 	nvme_lat_trace_path(head, io->node, io->cls, found, &best);

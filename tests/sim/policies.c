@@ -113,7 +113,7 @@ static void one_rank(struct sim *s, const struct io *io,
 	unsigned int i, lo, hi;
 
 	*nr = 0;
-	if (found < 0 || ref->c.stalled || ref->c.unproven || ref->c.late)
+	if (found < 0 || nvme_lat_doubtful(&ref->c))
 		return;
 	level = *ref;
 	level.c.inflight += r->one_slack;
@@ -121,8 +121,7 @@ static void one_rank(struct sim *s, const struct io *io,
 	for (i = 0; i < s->sc->nr_paths; i++) {
 		const struct sim_cand *c = &cand[i];
 
-		if (c->c.stalled || c->c.unproven || c->c.late ||
-		    !one_fits(r, *c, 0, ref))
+		if (nvme_lat_doubtful(&c->c) || !one_fits(r, *c, 0, ref))
 			continue;
 		/* the highest k that fits: costs rise with k */
 		lo = 0;
@@ -161,7 +160,7 @@ static int one_pick(struct sim *s, struct io *io, int *first,
 	i = s->one_set[io->ns][io->node][io->cls][k];
 	if (!rank(s, io, i, first, best))
 		return i;
-	if (best->c.stalled || best->c.unproven || best->c.late ||
+	if (nvme_lat_doubtful(&best->c) ||
 	    best->c.inflight > s->one_cap[io->ns][io->node][io->cls][k])
 		return -1;
 	return i;
@@ -247,7 +246,7 @@ static unsigned int pick_two(struct sim *s, struct io *io)
 	if (!rank(s, io, ch, &found, &best))
 		return ch;
 	/* hold: the better is stalled, unproven or late: a scan decides */
-	if (r->hold && (best.c.stalled || best.c.unproven || best.c.late))
+	if (r->hold && nvme_lat_doubtful(&best.c))
 		return pick_scan(s, io);
 	if (r->wait && nvme_lat_wait_beside(&best.c, s->any_fresh))
 		return pick_scan(s, io);
