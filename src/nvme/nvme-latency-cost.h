@@ -4,10 +4,10 @@
  * structures so that tests/unit and tests/sim compile this very file in
  * userspace.
  *
- * Each candidate path is described, for the submitting node and the I/O's
- * class, by the tracker's EWMA latency (ns, 0 = no estimate), the requests
- * in flight on its controller now, and nbar: their mean number while the
- * estimate was measured.  The expected completion time of one more I/O on
+ * Each candidate path is the tracker's view of it (struct nlat_view), for
+ * the submitting node and the I/O's class: its EWMA latency (ns, 0 = no
+ * estimate), the requests in flight on its controller now, nbar (their
+ * mean number while the estimate was measured) and its states.  The expected completion time of one more I/O on
  * the path is taken as
  *
  *	cost = lat_ns * (S + inflight) / (S + nbar * f),  S = NVME_LAT_QUEUE_SHARE
@@ -50,31 +50,6 @@
 #define NVME_LAT_QUEUE_SHARE	8
 #define NVME_LAT_NEAR_SHIFT	2	/* f < 1 within 1/4 of the lower latency */
 
-struct nvme_lat_cand {
-	u64	lat_ns;		/* tracker estimate, 0 = no data */
-	u32	inflight;	/* requests in flight on its controller */
-	u32	nbar;		/* mean in flight measured, 1/NLAT_NBAR_ONE */
-	bool	stalled;	/* in flight, nothing completing */
-	bool	unproven;	/* given I/O after a quiet spell, no answer yet */
-	u8	late;		/* more since its last answer than it takes: nlat_late() */
-	u16	silent_ms;	/* silent: ms since its last answer */
-	bool	started;	/* requests started on it: an answer will come */
-};
-
-/* @c as the tracker's view @v describes it */
-static inline void nvme_lat_view_cand(const struct nlat_view *v,
-				      struct nvme_lat_cand *c)
-{
-	c->lat_ns = v->lat_ns;
-	c->inflight = v->inflight;
-	c->nbar = v->nbar;
-	c->stalled = v->stalled;
-	c->unproven = v->unproven;
-	c->started = v->started;
-	c->late = v->late;
-	c->silent_ms = v->silent_ms;
-}
-
 static inline u64 nvme_lat_capped(u64 lat_ns)
 {
 	return lat_ns < NVME_LAT_MAX_NS ? lat_ns : NVME_LAT_MAX_NS;
@@ -95,7 +70,7 @@ static inline u32 nvme_lat_charge(u32 nbar, u64 d, u64 w)
 }
 
 /* The cost of @c, @charge of its nbar charged (nvme_lat_charge()). */
-static inline u64 nvme_lat_cost(const struct nvme_lat_cand *c, u32 charge)
+static inline u64 nvme_lat_cost(const struct nlat_view *c, u32 charge)
 {
 	u64 lat = nvme_lat_capped(c->lat_ns);
 	u32 nr = c->inflight < NVME_LAT_MAX_INFLIGHT ?
@@ -111,8 +86,8 @@ static inline u64 nvme_lat_cost(const struct nvme_lat_cand *c, u32 charge)
  * The order of the states nvme_lat_cmp() ranks before any estimate:
  * < 0 if @a is the better, > 0 if @b is, 0 if their states tie.
  */
-static inline int nvme_lat_cmp_state(const struct nvme_lat_cand *a,
-				     const struct nvme_lat_cand *b)
+static inline int nvme_lat_cmp_state(const struct nlat_view *a,
+				     const struct nlat_view *b)
 {
 	if (a->stalled != b->stalled)
 		return a->stalled ? 1 : -1;
@@ -143,8 +118,8 @@ static inline int nvme_lat_cmp_state(const struct nvme_lat_cand *a,
  * 1/4 apart: nvme_lat_charge()), then by fewer in-flight requests; two paths
  * without estimates compare by fewer in-flight requests (queue-depth).
  */
-static inline int nvme_lat_cmp(const struct nvme_lat_cand *a,
-			       const struct nvme_lat_cand *b)
+static inline int nvme_lat_cmp(const struct nlat_view *a,
+			       const struct nlat_view *b)
 {
 	int st = nvme_lat_cmp_state(a, b);
 	u64 ca, cb;
@@ -173,7 +148,7 @@ static inline int nvme_lat_cmp(const struct nvme_lat_cand *a,
  * A candidate the pair cannot judge alone: stalled, unproven or late.
  * Every other path may beat it (nvme_lat_cmp_state()), so a scan decides.
  */
-static inline bool nvme_lat_doubtful(const struct nvme_lat_cand *c)
+static inline bool nvme_lat_doubtful(const struct nlat_view *c)
 {
 	return c->stalled || c->unproven || c->late;
 }
@@ -184,7 +159,7 @@ static inline bool nvme_lat_doubtful(const struct nvme_lat_cand *c)
  * first I/O together answer about together, so its answer is as near as
  * the one a proven path gave.
  */
-static inline bool nvme_lat_fresh(const struct nvme_lat_cand *c)
+static inline bool nvme_lat_fresh(const struct nlat_view *c)
 {
 	return c->unproven && !c->stalled && !c->lat_ns;
 }
@@ -201,7 +176,7 @@ static inline bool nvme_lat_fresh(const struct nvme_lat_cand *c)
  * path would before the in-flight term turns; the rest wait for the
  * answer (or for the fresh path to stall).
  */
-static inline bool nvme_lat_wait_beside(const struct nvme_lat_cand *best,
+static inline bool nvme_lat_wait_beside(const struct nlat_view *best,
 					bool fresh)
 {
 	return fresh && !best->stalled && !best->unproven &&

@@ -54,16 +54,16 @@ struct nvme_latency_io {
 	bool			wait;		/* waits beside a proven path */
 	struct {
 		struct nvme_ns		*ns;
-		struct nvme_lat_cand	c;
+		struct nlat_view	c;
 		u64			rate;
 	} idle;
 };
 
 /* A ranking's note of @c, read from @ns. */
 static void nvme_latency_note(struct nvme_latency_io *io, struct nvme_ns *ns,
-			      const struct nvme_lat_cand *c)
+			      const struct nlat_view *c)
 {
-	struct nvme_lat_cand i = *c;
+	struct nlat_view i = *c;
 
 	/* Little's law: served = in flight / latency */
 	if (c->lat_ns && c->nbar)
@@ -78,7 +78,7 @@ static void nvme_latency_note(struct nvme_latency_io *io, struct nvme_ns *ns,
 
 /* @c, read from @ns, as @io weighs it (passthrough's own load added). */
 static void nvme_latency_weigh(const struct nvme_latency_io *io,
-			       struct nvme_ns *ns, struct nvme_lat_cand *c)
+			       struct nvme_ns *ns, struct nlat_view *c)
 {
 	/* no sample keeps this class's estimate fresh: by load alone */
 	if (!io->rw)
@@ -93,9 +93,9 @@ static void nvme_latency_weigh(const struct nvme_latency_io *io,
  * goes to *@found.
  */
 static bool nvme_latency_rank(struct nvme_latency_io *io, struct nvme_ns *ns,
-		struct nvme_ns **found, struct nvme_lat_cand *best)
+		struct nvme_ns **found, struct nlat_view *best)
 {
-	struct nvme_lat_cand c;
+	struct nlat_view c;
 
 	switch (nvme_lat_read(ns, io->node, io->cls, io->rw && io->probe, &c)) {
 	case NVME_LAT_PROBE:
@@ -135,7 +135,7 @@ static struct nvme_ns *nvme_latency_pick(struct nvme_ns_head *head,
 		struct nvme_latency_io *io, enum nvme_ana_state ana_state,
 		bool *unproven)
 {
-	struct nvme_lat_cand best = { };
+	struct nlat_view best = { };
 	struct nvme_ns *ns, *lone = NULL, *found = NULL;
 	bool lone_read = false;
 
@@ -246,7 +246,7 @@ static struct nvme_ns *nvme_latency_challenger(struct nvme_ns_head *head,
 static struct nvme_ns *nvme_latency_two(struct nvme_ns_head *head,
 		struct nvme_lat_slot *s, struct nvme_latency_io *io)
 {
-	struct nvme_lat_cand best = { }, c[2];
+	struct nlat_view best = { }, c[2];
 	struct nvme_ns *ns, *ch, *found = NULL;
 	int i;
 

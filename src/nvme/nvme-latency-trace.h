@@ -28,8 +28,8 @@
 
 DECLARE_EVENT_CLASS(nvme_latency_change,
 	TP_PROTO(const char *hn, int node, unsigned int cls,
-		 const char *on, const struct nvme_lat_cand *oc,
-		 const char *nn, const struct nvme_lat_cand *nc),
+		 const char *on, const struct nlat_view *oc,
+		 const char *nn, const struct nlat_view *nc),
 	TP_ARGS(hn, node, cls, on, oc, nn, nc),
 	TP_STRUCT__entry(
 		__array(char,		head,	DISK_NAME_LEN)
@@ -61,15 +61,15 @@ DECLARE_EVENT_CLASS(nvme_latency_change,
 
 DEFINE_EVENT(nvme_latency_change, nvme_latency_path,
 	TP_PROTO(const char *hn, int node, unsigned int cls,
-		 const char *on, const struct nvme_lat_cand *oc,
-		 const char *nn, const struct nvme_lat_cand *nc),
+		 const char *on, const struct nlat_view *oc,
+		 const char *nn, const struct nlat_view *nc),
 	TP_ARGS(hn, node, cls, on, oc, nn, nc)
 );
 
 DEFINE_EVENT(nvme_latency_change, nvme_latency_probe,
 	TP_PROTO(const char *hn, int node, unsigned int cls,
-		 const char *on, const struct nvme_lat_cand *oc,
-		 const char *nn, const struct nvme_lat_cand *nc),
+		 const char *on, const struct nlat_view *oc,
+		 const char *nn, const struct nlat_view *nc),
 	TP_ARGS(hn, node, cls, on, oc, nn, nc)
 );
 

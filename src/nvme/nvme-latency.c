@@ -1095,23 +1095,23 @@ void nvme_lat_unwind_path(struct nvme_ns *ns)
  */
 enum nvme_lat_read_ret nvme_lat_read(struct nvme_ns *ns, int node,
 				     unsigned int cls, bool may_probe,
-				     struct nvme_lat_cand *c)
+				     struct nlat_view *c)
 {
 	const struct blk_nodelat_ops *ops;
-	struct nlat_view v = { };
 	bool tracked = false;
 
 	/* nvme_lat_unpublish_idle() clears it and waits for us */
 	rcu_read_lock();
 	ops = rcu_dereference(nvme_lat_ops);
 	if (ops)
-		tracked = ops->read(ns->queue, node, cls, may_probe, &v);
+		tracked = ops->read(ns->queue, node, cls, may_probe, c);
+	else
+		memset(c, 0, sizeof(*c));
 	rcu_read_unlock();
 
-	nvme_lat_view_cand(&v, c);
 	if (!tracked)
 		return NVME_LAT_UNTRACKED;
-	return v.probe ? NVME_LAT_PROBE : NVME_LAT_TRACKED;
+	return c->probe ? NVME_LAT_PROBE : NVME_LAT_TRACKED;
 }
 
 /**
@@ -1130,25 +1130,22 @@ enum nvme_lat_read_ret nvme_lat_read(struct nvme_ns *ns, int node,
  */
 enum nvme_lat_read2_ret nvme_lat_read2(struct nvme_ns *a, struct nvme_ns *b,
 				       int node, unsigned int cls,
-				       bool may_probe, struct nvme_lat_cand c[2])
+				       bool may_probe, struct nlat_view c[2])
 {
 	const struct blk_nodelat_pair_ops *pair = rcu_dereference(nvme_lat_pair);
 	struct request_queue *qs[2] = { a->queue, b->queue };
-	struct nlat_view v[2];
 	unsigned int n;
 
 	if (!pair)
 		return NVME_LAT2_OLD;
-	n = pair->read2(qs, node, cls, may_probe, v);
-	nvme_lat_view_cand(&v[0], &c[0]);
+	n = pair->read2(qs, node, cls, may_probe, c);
 	if (!n)
 		return NVME_LAT2_UNTRACKED;
-	if (v[0].probe)
+	if (c[0].probe)
 		return NVME_LAT2_PROBE_A;
 	if (n < 2)
 		return NVME_LAT2_UNTRACKED;
-	nvme_lat_view_cand(&v[1], &c[1]);
-	return v[1].probe ? NVME_LAT2_PROBE_B : NVME_LAT2_BOTH;
+	return c[1].probe ? NVME_LAT2_PROBE_B : NVME_LAT2_BOTH;
 }
 
 /* @req of a path ends in error or fails over: it is no latency sample. */
@@ -1245,9 +1242,9 @@ static const char *nvme_lat_name(struct nvme_ns *ns)
  */
 void __nvme_lat_trace_path(struct nvme_ns_head *head, int node,
 			   unsigned int cls, struct nvme_ns *ns,
-			   const struct nvme_lat_cand *c)
+			   const struct nlat_view *c)
 {
-	struct nvme_lat_cand oc = { };
+	struct nlat_view oc = { };
 	struct nvme_ns *old;
 
 	old = srcu_dereference(head->current_path[node], &head->srcu);
@@ -1263,9 +1260,9 @@ void __nvme_lat_trace_path(struct nvme_ns_head *head, int node,
 /* The tracker granted @ns of estimate @c a probe; under head->srcu. */
 void __nvme_lat_trace_probe(struct nvme_ns_head *head, int node,
 			    unsigned int cls, struct nvme_ns *ns,
-			    const struct nvme_lat_cand *c)
+			    const struct nlat_view *c)
 {
-	struct nvme_lat_cand oc = *c;
+	struct nlat_view oc = *c;
 	struct nvme_ns *old;
 
 	old = srcu_dereference(head->current_path[node], &head->srcu);

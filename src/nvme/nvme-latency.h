@@ -99,10 +99,10 @@ void nvme_lat_path_removed(struct nvme_ns *ns);
 void nvme_lat_unwind_path(struct nvme_ns *ns);
 enum nvme_lat_read_ret nvme_lat_read(struct nvme_ns *ns, int node,
 				     unsigned int cls, bool may_probe,
-				     struct nvme_lat_cand *c);
+				     struct nlat_view *c);
 enum nvme_lat_read2_ret nvme_lat_read2(struct nvme_ns *a, struct nvme_ns *b,
 				       int node, unsigned int cls,
-				       bool may_probe, struct nvme_lat_cand c[2]);
+				       bool may_probe, struct nlat_view c[2]);
 void nvme_lat_end_error(struct request *req);
 bool nvme_lat_may_hold(void);
 bool nvme_lat_hold(struct nvme_ns_head *head, struct bio *bio, bool busy);
@@ -117,15 +117,15 @@ DECLARE_TRACEPOINT(nvme_latency_path);
 DECLARE_TRACEPOINT(nvme_latency_probe);
 void __nvme_lat_trace_path(struct nvme_ns_head *head, int node,
 			   unsigned int cls, struct nvme_ns *ns,
-			   const struct nvme_lat_cand *c);
+			   const struct nlat_view *c);
 void __nvme_lat_trace_probe(struct nvme_ns_head *head, int node,
 			    unsigned int cls, struct nvme_ns *ns,
-			    const struct nvme_lat_cand *c);
+			    const struct nlat_view *c);
 
 /* @ns is the choice for @node (not a probe); under head->srcu */
 static inline void nvme_lat_trace_path(struct nvme_ns_head *head, int node,
 				       unsigned int cls, struct nvme_ns *ns,
-				       const struct nvme_lat_cand *c)
+				       const struct nlat_view *c)
 {
 	if (tracepoint_enabled(nvme_latency_path))
 		__nvme_lat_trace_path(head, node, cls, ns, c);
@@ -134,7 +134,7 @@ static inline void nvme_lat_trace_path(struct nvme_ns_head *head, int node,
 /* The tracker granted @ns a probe; under head->srcu */
 static inline void nvme_lat_trace_probe(struct nvme_ns_head *head, int node,
 					unsigned int cls, struct nvme_ns *ns,
-					const struct nvme_lat_cand *c)
+					const struct nlat_view *c)
 {
 	if (tracepoint_enabled(nvme_latency_probe))
 		__nvme_lat_trace_probe(head, node, cls, ns, c);

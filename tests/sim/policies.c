@@ -54,7 +54,7 @@ static bool rank(struct sim *s, struct io *io, unsigned int i, int *found,
 		return false;
 	}
 	/* nvme_lat_read() */
-	nvme_lat_view_cand(&v, &c.c);
+	c.c = v;
 	s->any_fresh |= nvme_lat_fresh(&c.c);
 	c.base = r->base ? s->pick_base : 0;
 	s->last = c;

@@ -237,7 +237,7 @@ int rule_parse(const char *spec, struct rule *r)
 }
 
 /* nvme_lat_cost() with the variant's charge for nbar (base: above @base only). */
-static u64 cost(const struct rule *r, const struct nvme_lat_cand *c, u64 base)
+static u64 cost(const struct rule *r, const struct nlat_view *c, u64 base)
 {
 	u64 lat = c->lat_ns < NVME_LAT_MAX_NS ? c->lat_ns : NVME_LAT_MAX_NS;
 	u32 nr = c->inflight < NVME_LAT_MAX_INFLIGHT ?
@@ -261,7 +261,7 @@ static bool near_by(const struct rule *r, u64 a, u64 b)
 }
 
 /* nsvc: the latency per request of the load it was measured at */
-static u64 svc_ns(const struct rule *r, const struct nvme_lat_cand *c)
+static u64 svc_ns(const struct rule *r, const struct nlat_view *c)
 {
 	return mul_u64_u64_div_u64(c->lat_ns, NLAT_NBAR_ONE,
 				   (u64)r->s * NLAT_NBAR_ONE + c->nbar);
@@ -271,7 +271,7 @@ static u64 svc_ns(const struct rule *r, const struct nvme_lat_cand *c)
 int rule_cmp(const struct rule *r, const struct sim_cand *sa,
 	     const struct sim_cand *sb)
 {
-	const struct nvme_lat_cand *a = &sa->c, *b = &sb->c;
+	const struct nlat_view *a = &sa->c, *b = &sb->c;
 	int st;
 	u64 ca, cb;
 
@@ -283,7 +283,7 @@ int rule_cmp(const struct rule *r, const struct sim_cand *sa,
 	if (!a->lat_ns != !b->lat_ns)
 		return a->lat_ns ? -1 : 1;
 	if (a->lat_ns) {
-		struct nvme_lat_cand ra, rb;
+		struct nlat_view ra, rb;
 		struct rule h = *r;
 
 		/* near: latencies within near %: the load charged as the kernel */
@@ -348,7 +348,7 @@ static int sign(int x)
 	return (x > 0) - (x < 0);
 }
 
-static void rand_cand(u64 *x, struct nvme_lat_cand *c)
+static void rand_cand(u64 *x, struct nlat_view *c)
 {
 	*x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
 	c->lat_ns = (*x & 3) ? (*x >> 8) % (50 * MS) : 0;
@@ -374,7 +374,7 @@ bool rule_selftest(void)
 	rule_parse("ramp4", &rk);
 	rule_parse("share8", &s8);
 	for (i = 0; i < 100000; i++) {
-		struct nvme_lat_cand a, b;
+		struct nlat_view a, b;
 
 		rand_cand(&x, &a);
 		rand_cand(&x, &b);

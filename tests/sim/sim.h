@@ -129,7 +129,7 @@ int rule_parse(const char *spec, struct rule *r);
 bool rule_selftest(void);
 /* A candidate, and for rule base its latency floor (ns, 0: none). */
 struct sim_cand {
-	struct nvme_lat_cand	c;
+	struct nlat_view	c;
 	u64			base;
 };
 

@@ -401,7 +401,7 @@ static void test_overflow_ceiling(void)
 /* nvme_lat_cmp(): the contract stated in nvme-latency-cost.h. */
 static int cmp_nbar(u64 la, u32 ia, u32 na, u64 lb, u32 ib, u32 nb)
 {
-	struct nvme_lat_cand a = { .lat_ns = la, .inflight = ia, .nbar = na },
+	struct nlat_view a = { .lat_ns = la, .inflight = ia, .nbar = na },
 			     b = { .lat_ns = lb, .inflight = ib, .nbar = nb };
 	int r = nvme_lat_cmp(&a, &b), r2 = nvme_lat_cmp(&b, &a);
 
@@ -541,7 +541,7 @@ static void test_nbar_fold(void)
 /* A stalled path loses to any path that answers, whatever its numbers. */
 static void test_cmp_stalled(void)
 {
-	struct nvme_lat_cand dead = { .lat_ns = 100 * US, .inflight = 1,
+	struct nlat_view dead = { .lat_ns = 100 * US, .inflight = 1,
 				      .stalled = true },
 			     slow = { .lat_ns = 50 * MS, .inflight = 64 },
 			     none = { 0 },
@@ -575,7 +575,7 @@ static void test_cmp_stalled(void)
  */
 static void test_late(void)
 {
-	struct nvme_lat_cand dead = { .lat_ns = 400 * US, .inflight = 2,
+	struct nlat_view dead = { .lat_ns = 400 * US, .inflight = 2,
 				      .nbar = 0, .late = NLAT_LATE_SILENT },
 			     live = { .lat_ns = 1300 * US, .inflight = 14,
 				      .nbar = 14 * NLAT_NBAR_ONE },
@@ -888,7 +888,7 @@ static void test_infl_pack(void)
 
 static void test_cmp_ceiling(void)
 {
-	struct nvme_lat_cand huge = { .lat_ns = ~0ULL, .inflight = ~0U },
+	struct nlat_view huge = { .lat_ns = ~0ULL, .inflight = ~0U },
 			     cap = { .lat_ns = NVME_LAT_MAX_NS,
 				     .inflight = NVME_LAT_MAX_INFLIGHT },
 			     low = { .lat_ns = ~0ULL, .inflight = ~0U,
@@ -960,14 +960,14 @@ static void test_plug_batch(void)
 	unsigned int n[2] = { 0, 0 }, old[2] = { 0, 0 }, i, k;
 
 	for (i = 0; i < 16; i++) {
-		struct nvme_lat_cand c[2];
+		struct nlat_view c[2];
 
 		for (k = 0; k < 2; k++)
-			c[k] = (struct nvme_lat_cand){ .lat_ns = lat[k],
+			c[k] = (struct nlat_view){ .lat_ns = lat[k],
 						       .inflight = n[k] };
 		n[nvme_lat_cmp(&c[0], &c[1]) <= 0 ? 0 : 1]++;
 		for (k = 0; k < 2; k++)
-			c[k] = (struct nvme_lat_cand){ .lat_ns = lat[k] };
+			c[k] = (struct nlat_view){ .lat_ns = lat[k] };
 		old[nvme_lat_cmp(&c[0], &c[1]) <= 0 ? 0 : 1]++;
 	}
 	CHECK(n[1] >= 6 && n[1] <= 10, "batch split %u/%u", n[0], n[1]);
@@ -987,7 +987,7 @@ static void test_unproven(void)
 	    done[2] = { 1 * SEC, 1 * SEC }, now = 11 * SEC;
 	unsigned int n[2] = { 0, 0 }, held = 0, i, k;
 	struct nlat_params p = defaults();
-	struct nvme_lat_cand c[2];
+	struct nlat_view c[2];
 
 	CHECK(!nlat_unproven(false, 0, now, &p), "idle");
 	CHECK(nlat_unproven(true, 0, now, &p), "never answered");
@@ -998,7 +998,7 @@ static void test_unproven(void)
 	/* requests made count from track on: the batch's own are busy */
 	for (i = 0; i < 16; i++) {
 		for (k = 0; k < 2; k++)
-			c[k] = (struct nvme_lat_cand){ .lat_ns = lat[k],
+			c[k] = (struct nlat_view){ .lat_ns = lat[k],
 				.inflight = n[k],
 				.unproven = nlat_unproven(n[k], done[k], now,
 							  &p) };
@@ -1016,13 +1016,13 @@ static void test_unproven(void)
 	now += 2 * MS;
 	for (i = 0; i < 14; i++) {
 		for (k = 0; k < 2; k++)
-			c[k] = (struct nvme_lat_cand){ .lat_ns = lat[k],
+			c[k] = (struct nlat_view){ .lat_ns = lat[k],
 				.unproven = nlat_unproven(true, done[k], now, &p) };
 		CHECK(nvme_lat_cmp(&c[0], &c[1]) < 0, "held I/O goes to path 0");
 	}
 	/* a stalled path loses to an unproven one */
-	c[0] = (struct nvme_lat_cand){ .lat_ns = 1 * MS, .unproven = true };
-	c[1] = (struct nvme_lat_cand){ .lat_ns = 1 * US, .stalled = true,
+	c[0] = (struct nlat_view){ .lat_ns = 1 * MS, .unproven = true };
+	c[1] = (struct nlat_view){ .lat_ns = 1 * US, .stalled = true,
 				       .unproven = true };
 	CHECK(nvme_lat_cmp(&c[0], &c[1]) < 0, "");
 }
@@ -1233,7 +1233,7 @@ static u64 sim_since(const struct sim_path *sp)
 /* -1: held until a path answers (every candidate is unproven) */
 static int sim_choose(struct sim *s, u64 now)
 {
-	struct nvme_lat_cand c, best_c = { 0 };
+	struct nlat_view c, best_c = { 0 };
 	int i, best = -1;
 	bool fresh = false;
 
