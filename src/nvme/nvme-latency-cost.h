@@ -7,8 +7,8 @@
  * Each candidate path is the tracker's view of it (struct nlat_view), for
  * the submitting node and the I/O's class: its EWMA latency (ns, 0 = no
  * estimate), the requests in flight on its controller now, nbar (their
- * mean number while the estimate was measured) and its states.  The expected completion time of one more I/O on
- * the path is taken as
+ * mean number while the estimate was measured) and its states.  The
+ * expected completion time of one more I/O on the path is taken as
  *
  *	cost = lat_ns * (S + inflight) / (S + nbar * f),  S = NVME_LAT_QUEUE_SHARE
  *
