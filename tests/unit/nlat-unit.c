@@ -402,7 +402,7 @@ static void test_overflow_ceiling(void)
 static int cmp_nbar(u64 la, u32 ia, u32 na, u64 lb, u32 ib, u32 nb)
 {
 	struct nlat_view a = { .lat_ns = la, .inflight = ia, .nbar = na },
-			     b = { .lat_ns = lb, .inflight = ib, .nbar = nb };
+			 b = { .lat_ns = lb, .inflight = ib, .nbar = nb };
 	int r = nvme_lat_cmp(&a, &b), r2 = nvme_lat_cmp(&b, &a);
 
 	CHECK((r < 0 && r2 > 0) || (r > 0 && r2 < 0) || (r == 0 && r2 == 0),
@@ -542,11 +542,11 @@ static void test_nbar_fold(void)
 static void test_cmp_stalled(void)
 {
 	struct nlat_view dead = { .lat_ns = 100 * US, .inflight = 1,
-				      .stalled = true },
-			     slow = { .lat_ns = 50 * MS, .inflight = 64 },
-			     none = { 0 },
-			     dead2 = { .lat_ns = 100 * US, .inflight = 2,
-				       .stalled = true };
+				  .stalled = true },
+			 slow = { .lat_ns = 50 * MS, .inflight = 64 },
+			 none = { 0 },
+			 dead2 = { .lat_ns = 100 * US, .inflight = 2,
+				   .stalled = true };
 	struct nlat_params p = defaults();
 
 	CHECK(nvme_lat_cmp(&slow, &dead) < 0 && nvme_lat_cmp(&dead, &slow) > 0, "");
@@ -576,11 +576,11 @@ static void test_cmp_stalled(void)
 static void test_late(void)
 {
 	struct nlat_view dead = { .lat_ns = 400 * US, .inflight = 2,
-				      .nbar = 0, .late = NLAT_LATE_SILENT },
-			     live = { .lat_ns = 1300 * US, .inflight = 14,
-				      .nbar = 14 * NLAT_NBAR_ONE },
-			     fresh = { .lat_ns = 0, .inflight = 1,
-				       .unproven = true };
+				  .nbar = 0, .late = NLAT_LATE_SILENT },
+			 live = { .lat_ns = 1300 * US, .inflight = 14,
+				  .nbar = 14 * NLAT_NBAR_ONE },
+			 fresh = { .lat_ns = 0, .inflight = 1,
+				   .unproven = true };
 	u64 now = 100 * SEC, w = 50 * MS, tick = 4 * MS;
 
 	CHECK(!nlat_late(0, 0, false), "nothing started since");
@@ -889,13 +889,13 @@ static void test_infl_pack(void)
 static void test_cmp_ceiling(void)
 {
 	struct nlat_view huge = { .lat_ns = ~0ULL, .inflight = ~0U },
-			     cap = { .lat_ns = NVME_LAT_MAX_NS,
-				     .inflight = NVME_LAT_MAX_INFLIGHT },
-			     low = { .lat_ns = ~0ULL, .inflight = ~0U,
-				     .nbar = ~0U },
-			     low_cap = { .lat_ns = NVME_LAT_MAX_NS,
-					 .inflight = NVME_LAT_MAX_INFLIGHT,
-					 .nbar = NLAT_NBAR_MAX };
+			 cap = { .lat_ns = NVME_LAT_MAX_NS,
+				 .inflight = NVME_LAT_MAX_INFLIGHT },
+			 low = { .lat_ns = ~0ULL, .inflight = ~0U,
+				 .nbar = ~0U },
+			 low_cap = { .lat_ns = NVME_LAT_MAX_NS,
+				     .inflight = NVME_LAT_MAX_INFLIGHT,
+				     .nbar = NLAT_NBAR_MAX };
 
 	unsigned int near;
 
@@ -964,7 +964,7 @@ static void test_plug_batch(void)
 
 		for (k = 0; k < 2; k++)
 			c[k] = (struct nlat_view){ .lat_ns = lat[k],
-						       .inflight = n[k] };
+						   .inflight = n[k] };
 		n[nvme_lat_cmp(&c[0], &c[1]) <= 0 ? 0 : 1]++;
 		for (k = 0; k < 2; k++)
 			c[k] = (struct nlat_view){ .lat_ns = lat[k] };
@@ -1023,7 +1023,7 @@ static void test_unproven(void)
 	/* a stalled path loses to an unproven one */
 	c[0] = (struct nlat_view){ .lat_ns = 1 * MS, .unproven = true };
 	c[1] = (struct nlat_view){ .lat_ns = 1 * US, .stalled = true,
-				       .unproven = true };
+				   .unproven = true };
 	CHECK(nvme_lat_cmp(&c[0], &c[1]) < 0, "");
 }
 
