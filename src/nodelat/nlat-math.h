@@ -319,14 +319,15 @@ static inline bool nlat_unproven_for(bool busy, u64 done, u64 now,
  * Late: given more requests since its last answer than a path that
  * answers takes.  @unanswered: requests started since then; @nbar: its
  * mean in flight (1/NLAT_NBAR_ONE); @recent: it answered lately
- * (nlat_recent()).  One that answers lately may take its mean load plus
- * one per answer, so its in flight can grow, and beyond that is
- * NLAT_LATE_BURST: a burst it has not answered yet.  One silent longer
- * may take one request, then is NLAT_LATE_SILENT until it answers.  A
- * path that died under load answers nothing, while its estimate and
- * in-flight cost may still read cheaper than a live path's for a window
- * (nlat_waited_lat() needs one): silent, it loses even to a live path
- * in a burst.
+ * (nlat_recent()).  One that answers lately may take twice its mean load
+ * (its in flight swings about the mean: a batch of answers is refilled
+ * as one burst) plus one per answer, so its in flight can grow, and
+ * beyond that is NLAT_LATE_BURST: a burst it has not answered yet.  One
+ * silent longer may take one request, then is NLAT_LATE_SILENT until it
+ * answers.  A path that died under load answers nothing, while its
+ * estimate and in-flight cost may still read cheaper than a live path's
+ * for a window (nlat_waited_lat() needs one): silent, it loses even to a
+ * live path in a burst.
  */
 static inline u8 nlat_late(u32 unanswered, u32 nbar, bool recent)
 {
@@ -334,7 +335,7 @@ static inline u8 nlat_late(u32 unanswered, u32 nbar, bool recent)
 
 	if (!recent)
 		return unanswered > 0 ? NLAT_LATE_SILENT : 0;
-	allow = nbar >> NLAT_NBAR_SHIFT;
+	allow = nbar >> (NLAT_NBAR_SHIFT - 1);
 	if (allow < 1)
 		allow = 1;
 	return unanswered > allow ? NLAT_LATE_BURST : 0;

@@ -568,10 +568,10 @@ static void test_cmp_stalled(void)
 }
 
 /*
- * Late (nlat_late()): a path that answered lately takes its mean load
- * plus one per answer, one silent longer takes one; a late path loses to
- * any that is not, whatever its cost, a silent one to one in a burst,
- * and either ranks above an unproven one.
+ * Late (nlat_late()): a path that answered lately takes twice its mean
+ * load plus one per answer, one silent longer takes one; a late path
+ * loses to any that is not, whatever its cost, a silent one to one in a
+ * burst, and either ranks above an unproven one.
  */
 static void test_late(void)
 {
@@ -589,8 +589,10 @@ static void test_late(void)
 	CHECK(nlat_late(2, 0, true) == NLAT_LATE_BURST, "");
 	CHECK(nlat_late(2, NLAT_NBAR_ONE - 1, true) == NLAT_LATE_BURST,
 	      "under one request");
-	CHECK(!nlat_late(8, 8 * NLAT_NBAR_ONE, true), "its mean load");
-	CHECK(nlat_late(9, 8 * NLAT_NBAR_ONE, true) == NLAT_LATE_BURST, "");
+	CHECK(!nlat_late(16, 8 * NLAT_NBAR_ONE, true), "twice its mean load");
+	CHECK(nlat_late(17, 8 * NLAT_NBAR_ONE, true) == NLAT_LATE_BURST, "");
+	CHECK(!nlat_late(3, 3 * NLAT_NBAR_ONE / 2, true), "");
+	CHECK(nlat_late(4, 3 * NLAT_NBAR_ONE / 2, true) == NLAT_LATE_BURST, "");
 	CHECK(nlat_late(2, 8 * NLAT_NBAR_ONE, false) == NLAT_LATE_SILENT,
 	      "load of no answer");
 	/* lately: within a done_ns step and two ticks; the clock may lag */
