@@ -335,7 +335,7 @@ static inline u8 nlat_late(u32 unanswered, u32 nbar, bool recent)
 
 	if (!recent)
 		return unanswered > 0 ? NLAT_LATE_SILENT : 0;
-	allow = nbar >> (NLAT_NBAR_SHIFT - 1);
+	allow = nbar >> (NLAT_NBAR_SHIFT - 1);	/* 2 x nbar, in requests */
 	if (allow < 1)
 		allow = 1;
 	return unanswered > allow ? NLAT_LATE_BURST : 0;
