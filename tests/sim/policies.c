@@ -250,7 +250,7 @@ static unsigned int pick_two(struct sim *s, struct io *io)
 		return pick_scan(s, io);
 	if (r->wait && nvme_lat_wait_beside(&best.c, s->any_fresh))
 		return pick_scan(s, io);
-	if (!r->ranked)
+	if (!r->ranked || r->chase)
 		*won = found;
 	return found;
 }

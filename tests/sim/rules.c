@@ -92,6 +92,10 @@
  *   rwcell	reads and writes of a size share a cell (one estimate)
  *   leadN	latencies within 2x and one path more than N in flight
  *		ahead: the other wins (alone: norm100+near8+leadN)
+ *   lsvcN	with leadN: only where lat / nbar of the two are within
+ *		1/N (links of one rate, whatever their queues)
+ *   chase	with ranked: the first candidate is the last winner
+ *		between rankings, not the ranked best
  *   rr		deliberately bad: round robin (to see the check fail)
  */
 #include <math.h>
@@ -201,6 +205,8 @@ int rule_parse(const char *spec, struct rule *r)
 			r->two = true;
 			r->ranked = true;
 			r->one = true;
+		} else if (!strcmp(tok, "chase")) {
+			r->chase = true;
 		} else if (!strcmp(tok, "ranked")) {
 			r->two = true;
 			r->ranked = true;
@@ -208,6 +214,8 @@ int rule_parse(const char *spec, struct rule *r)
 			r->cost = COST_NORM;
 		} else if (num_tok(tok, "q", &r->s, 1, 1000)) {
 			r->cost = COST_NORM;
+		} else if (num_tok(tok, "lsvc", &r->lead_svc, 1, 1000)) {
+			continue;
 		} else if (num_tok(tok, "lead", &r->lead, 1, 1000)) {
 			near_alone(r);
 		} else if (num_tok(tok, "ns", &r->near_s, 1, 1000)) {
@@ -267,6 +275,19 @@ static u64 svc_ns(const struct rule *r, const struct nlat_view *c)
 				   (u64)r->s * NLAT_NBAR_ONE + c->nbar);
 }
 
+/* lsvc: both measured under load, at latencies per request within 1/N */
+static bool lead_svc_near(const struct rule *r, const struct nlat_view *a,
+			  const struct nlat_view *b)
+{
+	double x, y;
+
+	if (!a->nbar || !b->nbar)
+		return false;
+	x = (double)a->lat_ns / a->nbar;
+	y = (double)b->lat_ns / b->nbar;
+	return fabs(x - y) * r->lead_svc <= (x < y ? x : y);
+}
+
 /* nvme_lat_cmp() with the variant's cost. */
 int rule_cmp(const struct rule *r, const struct sim_cand *sa,
 	     const struct sim_cand *sb)
@@ -299,7 +320,8 @@ int rule_cmp(const struct rule *r, const struct sim_cand *sa,
 		if (r->lead && a->lat_ns <= 2 * b->lat_ns &&
 		    b->lat_ns <= 2 * a->lat_ns &&
 		    (a->inflight > b->inflight + r->lead ||
-		     b->inflight > a->inflight + r->lead))
+		     b->inflight > a->inflight + r->lead) &&
+		    (!r->lead_svc || lead_svc_near(r, a, b)))
 			return a->inflight < b->inflight ? -1 : 1;
 		/* ramp: nvme_lat_charge() over a band from 1/flat to 1/ramp */
 		if (r->ramp) {

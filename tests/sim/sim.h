@@ -112,6 +112,8 @@ struct rule {
 	bool		v1;		/* the old tracker (rules.c) */
 	bool		rwcell;		/* reads and writes of a size share a cell */
 	unsigned int	lead;		/* lead: in flight ahead by more, within 2x: fewer wins */
+	bool		chase;		/* ranked: the first candidate is the last winner */
+	unsigned int	lead_svc;	/* lsvc: lead only where lat / nbar are within 1/N */
 	bool		bytes;		/* in flight and nbar in units of the I/O's size */
 	bool		base;		/* only the latency above its floor is charged for load */
 	bool		rr;		/* deliberately bad: round robin */
