@@ -275,17 +275,20 @@ static u64 svc_ns(const struct rule *r, const struct nlat_view *c)
 				   (u64)r->s * NLAT_NBAR_ONE + c->nbar);
 }
 
-/* lsvc: both measured under load, at latencies per request within 1/N */
-static bool lead_svc_near(const struct rule *r, const struct nlat_view *a,
-			  const struct nlat_view *b)
+/*
+ * svc, lsvc: both measured under load (nbar), at latencies per request in
+ * flight (@la / nbar, @lb / nbar) within 1/@n of the lower
+ */
+static bool per_request_near(u64 la, const struct nlat_view *a, u64 lb,
+			     const struct nlat_view *b, unsigned int n)
 {
 	double x, y;
 
 	if (!a->nbar || !b->nbar)
 		return false;
-	x = (double)a->lat_ns / a->nbar;
-	y = (double)b->lat_ns / b->nbar;
-	return fabs(x - y) * r->lead_svc <= (x < y ? x : y);
+	x = (double)la / a->nbar;
+	y = (double)lb / b->nbar;
+	return fabs(x - y) * n <= (x < y ? x : y);
 }
 
 /* nvme_lat_cmp() with the variant's cost. */
@@ -321,7 +324,8 @@ int rule_cmp(const struct rule *r, const struct sim_cand *sa,
 		    b->lat_ns <= 2 * a->lat_ns &&
 		    (a->inflight > b->inflight + r->lead ||
 		     b->inflight > a->inflight + r->lead) &&
-		    (!r->lead_svc || lead_svc_near(r, a, b)))
+		    (!r->lead_svc || per_request_near(a->lat_ns, a, b->lat_ns,
+						      b, r->lead_svc)))
 			return a->inflight < b->inflight ? -1 : 1;
 		/* ramp: nvme_lat_charge() over a band from 1/flat to 1/ramp */
 		if (r->ramp) {
@@ -334,13 +338,8 @@ int rule_cmp(const struct rule *r, const struct sim_cand *sa,
 
 			d = d > f0 ? d - f0 : 0;
 			/* svc: latencies per request in flight within 1/svc */
-			if (r->svc && a->nbar && b->nbar) {
-				double x = (double)la / a->nbar,
-				       y = (double)lb / b->nbar;
-
-				if (fabs(x - y) * r->svc <= (x < y ? x : y))
-					d = 0;
-			}
+			if (r->svc && per_request_near(la, a, lb, b, r->svc))
+				d = 0;
 			if (r->sq && d < w)
 				d = mul_u64_u64_div_u64(d, d, w);
 			ra = *a;
